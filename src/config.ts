@@ -1,0 +1,115 @@
+import { z } from "zod";
+
+/**
+ * Every environment variable the platform reads, parsed once at the entry. Empty strings count
+ * as unset so that `FOO=` in a shell or a blank secret behaves like an absent one.
+ */
+const blankToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankToUndefined, schema.optional());
+const withDefault = <T extends z.ZodType>(schema: T, fallback: z.input<T>) =>
+  z.preprocess(blankToUndefined, schema.default(fallback as never));
+
+const url = (protocols: string[], label: string) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a ${label} URL`);
+
+const httpUrl = url(["http:", "https:"], "http(s)");
+const urlList = z.string().transform((v, ctx) => {
+  const parts = v.split(",").map((p) => p.trim()).filter(Boolean);
+  for (const p of parts) {
+    if (!httpUrl.safeParse(p).success) {
+      ctx.addIssue({ code: "custom", message: `'${p}' is not an http(s) URL` });
+      return z.NEVER;
+    }
+  }
+  return parts.map((p) => p.replace(/\/+$/, ""));
+});
+
+export const configSchema = z
+  .object({
+    NODE_ENV: withDefault(z.enum(["development", "test", "production"]), "development"),
+    PORT: withDefault(z.coerce.number().int().min(1).max(65535), 8787),
+    HOST: withDefault(z.string(), "127.0.0.1"),
+    LOG_LEVEL: withDefault(z.enum(["debug", "info", "warn", "error", "silent"]), "info"),
+    APP_VERSION: withDefault(z.string(), "0.1.0"),
+
+    DATABASE_URL: optional(url(["postgres:", "postgresql:"], "postgres://")),
+    DATABASE_POOL_MAX: withDefault(z.coerce.number().int().min(1).max(200), 10),
+    DATA_DIR: withDefault(z.string(), "./.data"),
+
+    REDIS_URL: optional(url(["redis:", "rediss:"], "redis://")),
+    UPSTASH_REDIS_REST_URL: optional(httpUrl),
+    UPSTASH_REDIS_REST_TOKEN: optional(z.string()),
+    /** Prefix for every key the platform writes, so several environments can share one Redis. */
+    KV_PREFIX: withDefault(z.string(), ""),
+
+    OIDC_ISSUER: optional(httpUrl),
+    OIDC_AUDIENCE: optional(z.string()),
+    OIDC_ROLES_CLAIM: withDefault(z.string(), "roles"),
+
+    INFERENCE_URL: optional(urlList),
+    INFERENCE_API: withDefault(z.enum(["ollama", "openai"]), "ollama"),
+    INFERENCE_MODEL: optional(z.string()),
+    INFERENCE_API_KEY: optional(z.string()),
+    VOICE_RUNTIME_URL: optional(httpUrl),
+    PLATFORM_AGENT_URL: optional(httpUrl),
+    OBSERVABILITY_TOKEN: optional(z.string().min(16, "must be at least 16 characters")),
+    AGENTS_HOST: optional(z.string()),
+
+    CARD_A_API_URL: optional(httpUrl),
+    CARD_A_API_KEY: optional(z.string()),
+    CARD_A_STORE_ID: optional(z.string()),
+    CARD_A_VARIANT_ID: optional(z.string()),
+    CARD_A_WEBHOOK_SECRET: optional(z.string()),
+    CARD_B_API_URL: optional(httpUrl),
+    CARD_B_SECRET_KEY: optional(z.string()),
+    CARD_B_WEBHOOK_SECRET: optional(z.string()),
+    CRYPTO_API_URL: optional(httpUrl),
+    CRYPTO_API_KEY: optional(z.string()),
+    CRYPTO_IPN_SECRET: optional(z.string()),
+    MOBILE_MONEY_API_URL: optional(httpUrl),
+    MOBILE_MONEY_CONSUMER_KEY: optional(z.string()),
+    MOBILE_MONEY_CONSUMER_SECRET: optional(z.string()),
+    MOBILE_MONEY_SHORTCODE: optional(z.string()),
+    MOBILE_MONEY_PASSKEY: optional(z.string()),
+    MOBILE_MONEY_CALLBACK_URL: optional(httpUrl),
+  })
+  .superRefine((c, ctx) => {
+    if (c.UPSTASH_REDIS_REST_URL && !c.UPSTASH_REDIS_REST_TOKEN) {
+      ctx.addIssue({ code: "custom", path: ["UPSTASH_REDIS_REST_TOKEN"], message: "is required when UPSTASH_REDIS_REST_URL is set" });
+    }
+    if (c.OIDC_ISSUER && !c.OIDC_AUDIENCE) {
+      ctx.addIssue({ code: "custom", path: ["OIDC_AUDIENCE"], message: "is required when OIDC_ISSUER is set" });
+    }
+    if (c.NODE_ENV === "production" && !c.OIDC_ISSUER) {
+      ctx.addIssue({ code: "custom", path: ["OIDC_ISSUER"], message: "is required in production (the development issuer is never used there)" });
+    }
+  });
+
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {
+  readonly variables: string[];
+  constructor(issues: { variable: string; message: string }[]) {
+    super(`invalid configuration: ${issues.map((i) => `${i.variable} ${i.message}`).join("; ")}`);
+    this.name = "ConfigError";
+    this.variables = issues.map((i) => i.variable);
+  }
+}
+
+/** Parses the environment once; throws a ConfigError that names every bad variable. */
+export function parseConfig(env: Record<string, unknown>): Config {
+  const result = configSchema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => ({
+      variable: String(issue.path[0] ?? "environment"),
+      message: issue.message,
+    })),
+  );
+}

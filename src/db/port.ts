@@ -1,0 +1,21 @@
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type * as schema from "./schema";
+
+/** Every driver (PGlite, node-postgres, Neon) yields a drizzle database of this type. */
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface DbSession {
+  db: Db;
+  /** Gives the connection back; on Workers this ends the per-request Neon pool. */
+  release(): Promise<void>;
+}
+
+/**
+ * The database port. Node keeps one pool for the process; Workers must not share a socket
+ * between requests, so the Neon adapter opens a fresh pool per session.
+ */
+export interface Database {
+  readonly driver: "pglite" | "pg" | "neon";
+  session(): DbSession;
+  close(): Promise<void>;
+}

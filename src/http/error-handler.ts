@@ -1,0 +1,46 @@
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { ApiError, aiBody, codeForStatus, standardBody } from "../errors";
+import type { AppEnv } from "./env";
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException) {
+    const code = codeForStatus(err.status);
+    // Hono raises 400 with this text for a body that is not valid JSON.
+    const message = /malformed json/i.test(err.message) ? "malformed JSON body" : code === "internal_error" ? undefined : err.message || undefined;
+    return new ApiError(code, message, { cause: err });
+  }
+  return new ApiError("internal_error", undefined, { cause: err });
+}
+
+function respond(c: Context<AppEnv>, err: ApiError): Response {
+  const requestId = c.get("requestId") ?? "unknown";
+  const headers: Record<string, string> = { ...err.headers, "X-Request-Id": requestId };
+  if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["Retry-After"] = String(err.retryAfter);
+  const body =
+    c.get("errorShape") === "ai"
+      ? aiBody(err, requestId, c.get("language") ?? "en", new Date(c.get("deps")?.clock.now() ?? Date.now()))
+      : standardBody(err, requestId);
+  return c.json(body, err.status, headers);
+}
+
+/** The one error path: every thrown error, validation failure and library exception ends here. */
+export const onError: ErrorHandler<AppEnv> = (err, c) => {
+  const apiError = toApiError(err);
+  if (apiError.status >= 500) {
+    const original = err instanceof ApiError && err.cause !== undefined ? err.cause : err;
+    c.get("deps")?.logger.error("request failed", {
+      requestId: c.get("requestId"),
+      code: apiError.code,
+      error: original instanceof Error ? { name: original.name, message: original.message, stack: original.stack } : String(original),
+    });
+  }
+  return respond(c, apiError);
+};
+
+export const notFound: NotFoundHandler<AppEnv> = (c) => respond(c, new ApiError("not_found", `no route for ${c.req.method} ${truncate(c.req.path)}`));
+
+function truncate(path: string): string {
+  return path.length > 120 ? `${path.slice(0, 120)}…` : path;
+}

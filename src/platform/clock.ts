@@ -1,0 +1,20 @@
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock tests can freeze and move by hand. */
+export function fixedClock(start: number): Clock & { set(ms: number): void; advance(ms: number): void } {
+  let current = start;
+  return {
+    now: () => current,
+    set: (ms) => {
+      current = ms;
+    },
+    advance: (ms) => {
+      current += ms;
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { Clock } from "./clock";
+
+export interface Random {
+  /** Cryptographically secure random bytes. */
+  bytes(length: number): Uint8Array;
+}
+
+export const webRandom: Random = {
+  bytes: (length) => crypto.getRandomValues(new Uint8Array(length)),
+};
+
+export interface IdGenerator {
+  /**
+   * A new id: `<prefix>_<26 chars>`. The body is a ULID (48-bit time + 80 random bits in
+   * Crockford base32), so ids sort by creation time and never collide in practice.
+   */
+  next(prefix: string): string;
+}
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+export function ulid(nowMs: number, random: Random): string {
+  let time = "";
+  let t = Math.floor(nowMs);
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = random.bytes(16);
+  let rand = "";
+  for (let i = 0; i < 16; i++) rand += CROCKFORD[(bytes[i] ?? 0) & 31];
+  return time + rand;
+}
+
+export function createIdGenerator(clock: Clock, random: Random): IdGenerator {
+  return { next: (prefix) => `${prefix}_${ulid(clock.now(), random).toLowerCase()}` };
+}
+
+/** Matches ids made by createIdGenerator for a given prefix; used to reject malformed path ids early. */
+export function idPattern(prefix: string): RegExp {
+  return new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`);
+}
