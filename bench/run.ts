@@ -1,0 +1,21 @@
+import { benchHttp } from "./http";
+
+/** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N]` */
+const [name = "http", ...rest] = process.argv.slice(2);
+const flag = (key: string, fallback: number) => {
+  const i = rest.indexOf(`--${key}`);
+  const value = i >= 0 ? Number(rest[i + 1]) : fallback;
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+};
+
+const benches: Record<string, () => Promise<void>> = {
+  http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
+};
+
+const bench = benches[name];
+if (!bench) {
+  console.error(`unknown benchmark '${name}'; choose one of: ${Object.keys(benches).join(", ")}`);
+  process.exit(2);
+}
+await bench();
+process.exit(0);

@@ -1,0 +1,79 @@
+import { Redis } from "ioredis";
+import type { KeyValueStore } from "../kv/port";
+import { evalWithFallback, parseScore, toScoredMembers } from "../kv/scripts";
+
+/**
+ * Callers (rate limiting above all) fail open when a call rejects, so a down or unreachable
+ * Redis must reject within about a second instead of queueing calls forever. ioredis fails
+ * the queued calls after every second failed reconnect (maxRetriesPerRequest + 1), so the
+ * wait is bounded by two reconnect delays plus two connect timeouts.
+ */
+const CONNECT_TIMEOUT_MS = 1_000;
+const COMMAND_TIMEOUT_MS = 2_000;
+const MAX_RECONNECT_DELAY_MS = 500;
+
+export function createRedisStore(options: { url: string; prefix?: string }): KeyValueStore {
+  const prefix = options.prefix ?? "";
+  const k = (key: string) => prefix + key;
+  const redis = new Redis(options.url, {
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+    // Kept on so calls made while the first connection is still opening wait for it; the
+    // retry limit above is what bounds the wait when Redis is down.
+    enableOfflineQueue: true,
+    retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
+  });
+  // Without a listener ioredis prints every failed reconnect; callers see the failure as a
+  // rejected call instead.
+  redis.on("error", () => {});
+
+  return {
+    kind: "redis",
+    get: (key) => redis.get(k(key)),
+    async set(key, value, opts = {}) {
+      const ttl = opts.ttlMs === undefined ? [] : (["PX", opts.ttlMs] as const);
+      const nx = opts.onlyIfAbsent ? (["NX"] as const) : [];
+      const reply = await redis.call("SET", k(key), value, ...ttl, ...nx);
+      return reply === "OK";
+    },
+    del: (...keys) => (keys.length === 0 ? Promise.resolve(0) : redis.del(...keys.map(k))),
+    async incr(key, by = 1, ttlMs) {
+      if (ttlMs === undefined) return redis.incrby(k(key), by);
+      // SET NX only creates the counter (with its expiry) when it is new; MULTI keeps the pair
+      // atomic and in one round trip.
+      const replies = await redis.multi().set(k(key), "0", "PX", ttlMs, "NX").incrby(k(key), by).exec();
+      if (!replies) throw new Error("KV incr transaction was aborted");
+      for (const [error] of replies) if (error) throw error;
+      return Number(replies[1]?.[1]);
+    },
+    pttl: (key) => redis.pttl(k(key)),
+    async zadd(key, score, member) {
+      await redis.zadd(k(key), score, member);
+    },
+    zincrby: async (key, by, member) => parseScore(await redis.zincrby(k(key), by, member)),
+    async zscore(key, member) {
+      const raw = await redis.zscore(k(key), member);
+      return raw === null ? null : parseScore(raw);
+    },
+    zrem: (key, member) => redis.zrem(k(key), member),
+    zrevrangeWithScores: async (key, start, stop) =>
+      toScoredMembers(await redis.zrevrange(k(key), start, stop, "WITHSCORES")),
+    eval(script, keys, args) {
+      const argv = [...keys.map(k), ...args];
+      return evalWithFallback(script, {
+        evalsha: (sha) => redis.evalsha(sha, keys.length, ...argv),
+        eval: (lua) => redis.eval(lua, keys.length, ...argv),
+      });
+    },
+    publish: (channel, message) => redis.publish(k(channel), message),
+    async ping() {
+      await redis.ping();
+    },
+    async close() {
+      // QUIT would wait in the offline queue of a client that never connected.
+      if (redis.status === "ready") await redis.quit().catch(() => redis.disconnect());
+      else redis.disconnect();
+    },
+  };
+}

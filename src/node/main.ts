@@ -1,0 +1,47 @@
+import { serve } from "@hono/node-server";
+import { createApp } from "../app";
+import { ConfigError, parseConfig } from "../config";
+import { createJsonLogger } from "../platform/logger";
+import { buildNodeDeps } from "./deps";
+import { migrateDatabase } from "./migrate";
+
+/** The Node entry: validated config → deps → migrations → createApp → listen. Nothing else. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createJsonLogger({ level: config.LOG_LEVEL });
+  const deps = await buildNodeDeps(config, logger);
+  await migrateDatabase(deps.database, logger);
+
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
+    logger.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, database: deps.database.driver, store: deps.kv.kind });
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down", { signal });
+    server.close(() => {
+      void deps.close().then(() => process.exit(0));
+    });
+    // Open keep-alive connections would hold close() forever.
+    setTimeout(() => process.exit(0), 5_000).unref();
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+main().catch((err: unknown) => {
+  console.error(JSON.stringify({ level: "error", msg: "startup failed", error: err instanceof Error ? err.message : String(err) }));
+  process.exit(1);
+});

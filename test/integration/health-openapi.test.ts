@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPENAPI_PATH } from "../../src/app";
+import { createPgDatabase } from "../../src/node/database";
+import { createRedisStore } from "../../src/node/kv-redis";
+import { buildTestApp } from "../support/app";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(() => db.drop());
+
+describe("GET /health", () => {
+  it("answers 200 with both checks ok", async () => {
+    const t = buildTestApp({ database: db.database });
+    const res = await t.request("/health");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok", version: "0.1.0", checks: { database: "ok", store: "ok" } });
+  });
+
+  it("answers 503 naming the database when it is unreachable, without hanging", async () => {
+    const unreachable = createPgDatabase("postgres://postgres@127.0.0.1:1/nothing", { max: 1 });
+    try {
+      const t = buildTestApp({ database: unreachable });
+      const started = Date.now();
+      const res = await t.request("/health");
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({
+        status: "unavailable",
+        checks: { database: "down", store: "ok" },
+        error: "service_unavailable",
+        code: 503,
+      });
+    } finally {
+      await unreachable.close();
+    }
+  });
+
+  it("reports a lost store as degraded but keeps serving", async () => {
+    const deadStore = createRedisStore({ url: "redis://127.0.0.1:1" });
+    try {
+      const t = buildTestApp({ database: db.database, kv: deadStore });
+      const res = await t.request("/health");
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ status: "degraded", checks: { database: "ok", store: "down" } });
+    } finally {
+      await deadStore.close();
+    }
+  });
+});
+
+describe("OpenAPI document", () => {
+  it("is OpenAPI 3.1 and documents every registered route", async () => {
+    const t = buildTestApp({ database: db.database });
+    const res = await t.request(OPENAPI_PATH);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toBe("3.1.0");
+
+    const registered = t.app.routes
+      .filter((r) => r.method !== "ALL" && r.path !== OPENAPI_PATH)
+      .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}")}`);
+    expect(registered.length).toBeGreaterThan(0);
+    const documented = new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`)));
+    const missing = registered.filter((r) => !documented.has(r));
+    expect(missing).toEqual([]);
+  });
+});

@@ -1,0 +1,137 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRouter, jsonBody } from "../../src/http/router";
+import { buildTestApp, type TestApp } from "../support/app";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+// A route of the same kind every feature declares, to drive the shared validation and error path.
+const echo = createRouter()
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/__test/echo",
+      request: { body: jsonBody(z.object({ name: z.string().min(1), tags: z.array(z.string()).max(2), age: z.number().int() })) },
+      responses: { 200: { description: "echo", content: { "application/json": { schema: z.object({ name: z.string() }) } } } },
+    }),
+    (c) => c.json({ name: c.req.valid("json").name }, 200),
+  )
+  .openapi(
+    createRoute({ method: "get", path: "/__test/boom", responses: { 200: { description: "never" } } }),
+    () => {
+      throw new Error('duplicate key value violates unique constraint "users_pkey" at SELECT * FROM secrets');
+    },
+  );
+
+let db: TestDatabase;
+let t: TestApp;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  t = buildTestApp({ database: db.database });
+  t.app.route("/", echo);
+});
+afterAll(() => db.drop());
+
+function expectShape1(body: Record<string, unknown>, error: string, code: number) {
+  expect(body).toMatchObject({ error, code });
+  expect(typeof body.message).toBe("string");
+  expect(body.requestId).toMatch(/^req_/);
+}
+
+const post = (body: BodyInit, type = "application/json") => t.request("/__test/echo", { method: "POST", headers: { "content-type": type }, body });
+
+describe("request hygiene", () => {
+  it("answers unknown paths 404 in shape 1 with a request id header", async () => {
+    const res = await t.request("/nope");
+    expect(res.status).toBe(404);
+    const body = (await res.json()) as Record<string, unknown>;
+    expectShape1(body, "not_found", 404);
+    expect(res.headers.get("x-request-id")).toBe(body.requestId);
+  });
+
+  it("keeps a well-formed incoming X-Request-Id and replaces a hostile one", async () => {
+    const kept = await t.request("/nope", { headers: { "x-request-id": "client-abc-12345" } });
+    expect(kept.headers.get("x-request-id")).toBe("client-abc-12345");
+    const replaced = await t.request("/nope", { headers: { "x-request-id": "bad id\twith spaces" } });
+    expect(replaced.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+
+  it("accepts a valid body", async () => {
+    const res = await post(JSON.stringify({ name: "Ada", tags: [], age: 36 }));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ name: "Ada" });
+  });
+
+  it("lists every failing field path on validation errors", async () => {
+    const res = await post(JSON.stringify({ name: "", tags: ["a", "b", "c"], age: 1.5 }));
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { details: { path: string }[] } & Record<string, unknown>;
+    expectShape1(body, "invalid_input", 400);
+    expect(body.details.map((d) => d.path).sort()).toEqual(["age", "name", "tags"]);
+  });
+
+  it.each([
+    ["broken JSON", "{\"name\": \"Ada\",", "application/json"],
+    ["an empty JSON body", "", "application/json"],
+    ["JSON of the wrong type", "[1,2,3]", "application/json"],
+    ["a form body", "name=Ada", "application/x-www-form-urlencoded"],
+    ["plain text", "hello", "text/plain"],
+    ["odd unicode", "{\"name\": \"\u0000\ud83d\ude00\u202e\", \"tags\": [], \"age\": \"x\"}", "application/json"],
+  ])("answers %s with 400 invalid_input", async (_label, body, type) => {
+    const res = await post(body, type);
+    expect(res.status).toBe(400);
+    expectShape1((await res.json()) as Record<string, unknown>, "invalid_input", 400);
+  });
+
+  it("answers a body over 1 MiB with 413, with or without Content-Length", async () => {
+    const big = JSON.stringify({ name: "x".repeat(1024 * 1024 + 10), tags: [], age: 1 });
+    const declared = await post(big);
+    expect(declared.status).toBe(413);
+    expectShape1((await declared.json()) as Record<string, unknown>, "payload_too_large", 413);
+
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+        for (let i = 0; i < 20; i++) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const streamed = await t.request("/__test/echo", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: chunks,
+      duplex: "half",
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+  });
+
+  it("answers a thrown unknown error with 500 'internal error' and nothing else", async () => {
+    const res = await t.request("/__test/boom");
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    const body = JSON.parse(text) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(["code", "error", "message", "requestId"]);
+    expect(body).toMatchObject({ error: "internal_error", message: "internal error", code: 500 });
+    expect(text).not.toMatch(/stack|SELECT|duplicate key|at \//);
+    const logged = t.logs.find((l) => l.msg === "request failed" && l.requestId === body.requestId);
+    expect(JSON.stringify(logged)).toContain("duplicate key");
+  });
+
+  it("answers very long and odd paths with 404 in shape 1", async () => {
+    for (const path of [`/${"a".repeat(16_000)}`, "/%F0%9F%98%80/%E2%80%AE/%00", "/..%2F..%2Fetc%2Fpasswd", "/%ZZ"]) {
+      const res = await t.request(path);
+      expect(res.status).toBe(404);
+      expectShape1((await res.json()) as Record<string, unknown>, "not_found", 404);
+    }
+  });
+
+  it("writes one JSON access-log line per request, without credentials", async () => {
+    const before = t.logs.length;
+    const res = await t.request("/health", { headers: { authorization: "Bearer super-secret-token-value" } });
+    const lines = t.logs.slice(before).filter((l) => l.msg === "request");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ method: "GET", route: "/health", status: res.status, requestId: res.headers.get("x-request-id") });
+    expect(typeof lines[0]?.durationMs).toBe("number");
+    expect(JSON.stringify(t.logs)).not.toContain("super-secret-token-value");
+  });
+});

@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../src/db/rows";
+import { createPgDatabase, openPgliteDatabase } from "../../src/node/database";
+import { MIGRATIONS_FOLDER, migrateDatabase } from "../../src/node/migrate";
+import { createJsonLogger } from "../../src/platform/logger";
+import { buildTestApp } from "../support/app";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import journal from "../../migrations/meta/_journal.json";
+
+const silent = createJsonLogger({ level: "silent" });
+const migrationCount = journal.entries.length;
+
+describe("migrations on Postgres", () => {
+  let empty: TestDatabase;
+  beforeAll(async () => {
+    empty = await createTestDatabase({ migrated: false });
+  });
+  afterAll(() => empty.drop());
+
+  it("two servers migrating one empty database at once apply each migration exactly once", async () => {
+    const a = createPgDatabase(empty.url, { max: 2 });
+    const b = createPgDatabase(empty.url, { max: 2 });
+    try {
+      const applied = await Promise.all([migrateDatabase(a, silent), migrateDatabase(b, silent)]);
+      expect(applied.sort()).toEqual([0, migrationCount]);
+      const rows = await queryRows<{ n: string }>(a.db, sql`select count(*) as n from drizzle.__drizzle_migrations`);
+      expect(Number(rows[0]?.n)).toBe(migrationCount);
+      expect(await migrateDatabase(a, silent)).toBe(0);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("ships generated SQL for every journal entry", () => {
+    expect(MIGRATIONS_FOLDER.endsWith("migrations")).toBe(true);
+    expect(migrationCount).toBeGreaterThan(0);
+  });
+});
+
+describe("embedded PGlite database", () => {
+  const dir = mkdtempSync(join(tmpdir(), "api-pglite-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("initialises under DATA_DIR, migrates, serves health, and reopens", { timeout: 60_000 }, async () => {
+    const lines: string[] = [];
+    const logger = createJsonLogger({ sink: (l) => lines.push(l) });
+    const first = await openPgliteDatabase(dir, logger);
+    try {
+      expect(await migrateDatabase(first, logger)).toBe(migrationCount);
+      const res = await buildTestApp({ database: first }).request("/health");
+      expect(res.status).toBe(200);
+    } finally {
+      await first.close();
+    }
+    expect(lines.some((l) => l.includes("initialising the embedded database"))).toBe(true);
+
+    const again = await openPgliteDatabase(dir, logger);
+    try {
+      expect(await migrateDatabase(again, logger)).toBe(0);
+    } finally {
+      await again.close();
+    }
+    expect(lines.some((l) => l.includes("opening the embedded database"))).toBe(true);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../../src/config";
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("parseConfig", () => {
+  it("gives the documented defaults for an empty environment", () => {
+    const c = parseConfig({});
+    expect(c.PORT).toBe(8787);
+    expect(c.HOST).toBe("127.0.0.1");
+    expect(c.DATA_DIR).toBe("./.data");
+    expect(c.OIDC_ROLES_CLAIM).toBe("roles");
+    expect(c.DATABASE_URL).toBeUndefined();
+    expect(c.INFERENCE_API).toBe("ollama");
+  });
+
+  it("treats blank values as unset", () => {
+    expect(parseConfig({ DATABASE_URL: "", PORT: " " }).DATABASE_URL).toBeUndefined();
+  });
+
+  it.each([
+    [{ PORT: "eighty" }, "PORT"],
+    [{ PORT: "70000" }, "PORT"],
+    [{ DATABASE_URL: "mysql://x@y/z" }, "DATABASE_URL"],
+    [{ REDIS_URL: "http://127.0.0.1:6379" }, "REDIS_URL"],
+    [{ UPSTASH_REDIS_REST_URL: "https://example.upstash.io" }, "UPSTASH_REDIS_REST_TOKEN"],
+    [{ INFERENCE_URL: "http://a:11434,not a url" }, "INFERENCE_URL"],
+    [{ INFERENCE_API: "commercial" }, "INFERENCE_API"],
+    [{ OIDC_ISSUER: "https://id.example.com" }, "OIDC_AUDIENCE"],
+    [{ NODE_ENV: "production" }, "OIDC_ISSUER"],
+    [{ OBSERVABILITY_TOKEN: "short" }, "OBSERVABILITY_TOKEN"],
+  ])("names the bad variable in %j", (env, variable) => {
+    const err = configError(env);
+    expect(err.variables).toContain(variable);
+    expect(err.message).toContain(variable);
+  });
+
+  it("reports every bad variable at once", () => {
+    const err = configError({ PORT: "x", DATABASE_URL: "nope" });
+    expect(err.variables).toEqual(expect.arrayContaining(["PORT", "DATABASE_URL"]));
+  });
+
+  it("splits INFERENCE_URL into hosts without trailing slashes", () => {
+    expect(parseConfig({ INFERENCE_URL: "http://gpu-1:11434/, http://gpu-2:11434" }).INFERENCE_URL).toEqual([
+      "http://gpu-1:11434",
+      "http://gpu-2:11434",
+    ]);
+  });
+});

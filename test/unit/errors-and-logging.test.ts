@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { ApiError, ERROR_STATUS, aiBody, codeForStatus, standardBody } from "../../src/errors";
+import { createJsonLogger, redact } from "../../src/platform/logger";
+import { createIdGenerator, idPattern } from "../../src/platform/ids";
+import { fixedClock } from "../../src/platform/clock";
+
+describe("ApiError", () => {
+  it("takes its status from the closed map", () => {
+    for (const [code, status] of Object.entries(ERROR_STATUS)) {
+      expect(new ApiError(code as keyof typeof ERROR_STATUS).status).toBe(status);
+    }
+  });
+
+  it("renders shape 1 with retry_after only on rate limits", () => {
+    expect(standardBody(new ApiError("rate_limit_exceeded", "slow down", { retryAfter: 12 }), "req_1")).toEqual({
+      error: "rate_limit_exceeded",
+      message: "slow down",
+      code: 429,
+      retry_after: 12,
+      requestId: "req_1",
+    });
+    expect(standardBody(new ApiError("not_found", "gone", { retryAfter: 5 }), "req_1")).not.toHaveProperty("retry_after");
+  });
+
+  it("renders shape 2 with the language and flattened details", () => {
+    const body = aiBody(new ApiError("invalid_tone", undefined, { details: [{ path: "tone", message: "bad" }] }), "req_2", "fr", new Date(0));
+    expect(body).toEqual({
+      success: false,
+      error: { code: "invalid_tone", message: "unsupported tone", details: "tone: bad", language: "fr" },
+      timestamp: "1970-01-01T00:00:00.000Z",
+      requestId: "req_2",
+    });
+  });
+
+  it("maps library statuses onto known codes", () => {
+    expect(codeForStatus(413)).toBe("payload_too_large");
+    expect(codeForStatus(418)).toBe("invalid_input");
+    expect(codeForStatus(502)).toBe("internal_error");
+  });
+});
+
+describe("logging", () => {
+  it("never writes credentials", () => {
+    const lines: string[] = [];
+    const logger = createJsonLogger({ sink: (l) => lines.push(l) });
+    logger.info("x", {
+      authorization: "Bearer abc.def.ghi",
+      nested: { apiKey: "k", note: "sent Bearer sk_live_123 to eyJhbGciOi.eyJzdWIiOi.sig" },
+    });
+    const line = lines.join("\n");
+    expect(line).not.toContain("abc.def.ghi");
+    expect(line).not.toContain("sk_live_123");
+    expect(line).not.toContain("eyJhbGciOi");
+    expect(redact({ password: "p" })).toEqual({ password: "[redacted]" });
+  });
+
+  it("respects the level", () => {
+    const lines: string[] = [];
+    const logger = createJsonLogger({ level: "warn", sink: (l) => lines.push(l) });
+    logger.info("hidden");
+    logger.warn("shown");
+    expect(lines).toHaveLength(1);
+  });
+});
+
+describe("ids", () => {
+  it("are prefixed, well-formed and sort by time", () => {
+    const clock = fixedClock(1_700_000_000_000);
+    const ids = createIdGenerator(clock, { bytes: (n) => crypto.getRandomValues(new Uint8Array(n)) });
+    const a = ids.next("usr");
+    clock.advance(1);
+    const b = ids.next("usr");
+    expect(a).toMatch(idPattern("usr"));
+    expect(a < b).toBe(true);
+  });
+});
