@@ -36,7 +36,7 @@ export function createNeonDatabase(options: NeonDatabaseOptions): Database {
     session(): DbSession {
       const pool = createPool(options, socketSettings);
       open.add(pool);
-      const db = drizzle({ client: pool, schema }) as unknown as Db;
+      const db: Db = drizzle({ client: pool, schema });
       let released: Promise<void> | undefined;
       return {
         db,

@@ -21,7 +21,7 @@ async function probe(run: () => Promise<unknown>): Promise<CheckState> {
   try {
     return await Promise.race([run().then((): CheckState => "ok", (): CheckState => "down"), timeout]);
   } finally {
-    clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
   }
 }
 

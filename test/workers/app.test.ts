@@ -1,0 +1,171 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createWorker, type WorkerEnv } from "../../workers/api";
+
+// These run inside workerd against the Worker built from wrangler.toml, with the bindings the
+// project config sets: Neon driver → WebSocket proxy (global setup) → the local Postgres.
+const worker = exports.default;
+
+const MIB = 1024 * 1024;
+
+interface StandardError {
+  error: string;
+  message: string;
+  code: number;
+  requestId: string;
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("the Worker entry in workerd", () => {
+  it("GET /health reaches Postgres through the Neon driver and answers 200", async () => {
+    const res = await worker.fetch("http://api.test/health");
+    const body = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body).toMatchObject({ status: "ok", checks: { database: "ok", store: "ok" } });
+    expect(res.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("serves repeated requests from one cached app, each with its own database session", async () => {
+    const responses = await Promise.all([1, 2, 3].map(() => worker.fetch("http://api.test/health")));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+    const ids = responses.map((r) => r.headers.get("x-request-id"));
+    expect(new Set(ids).size).toBe(3);
+    await Promise.all(responses.map((r) => r.body?.cancel()));
+  });
+
+  it("answers an unknown path 404 in shape 1 with an X-Request-Id header", async () => {
+    const res = await worker.fetch("http://api.test/no/such/route");
+    expect(res.status).toBe(404);
+    const body = (await res.json()) as StandardError;
+    expect(body).toEqual({ error: "not_found", message: expect.stringContaining("/no/such/route"), code: 404, requestId: expect.any(String) });
+    expect(res.headers.get("x-request-id")).toBe(body.requestId);
+  });
+
+  it("keeps a well-formed incoming request id", async () => {
+    const res = await worker.fetch("http://api.test/missing", { headers: { "X-Request-Id": "client-trace-0001" } });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as StandardError).requestId).toBe("client-trace-0001");
+    expect(res.headers.get("x-request-id")).toBe("client-trace-0001");
+  });
+
+  it("answers a body over 1 MiB with 413 payload_too_large in shape 1", async () => {
+    const res = await worker.fetch("http://api.test/anything", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ blob: "x".repeat(MIB) }),
+    });
+    expect(res.status).toBe(413);
+    const body = (await res.json()) as StandardError;
+    expect(body).toEqual({ error: "payload_too_large", message: expect.any(String), code: 413, requestId: expect.any(String) });
+    expect(res.headers.get("x-request-id")).toBe(body.requestId);
+  });
+
+  it("answers a streamed body over 1 MiB (no Content-Length) with 413 too", async () => {
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    // Exactly one byte over the limit, sent in pieces so no length is known up front.
+    const pieces = [...Array.from({ length: MIB / chunk.length }, () => chunk), new Uint8Array([120])];
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = pieces.shift();
+        if (next === undefined) controller.close();
+        else controller.enqueue(next);
+      },
+    });
+    const res = await worker.fetch("http://api.test/anything", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: stream,
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as StandardError).error).toBe("payload_too_large");
+  });
+
+  it("accepts a streamed body of exactly 1 MiB (the limit is inclusive)", async () => {
+    const res = await worker.fetch("http://api.test/anything", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: new Blob([new Uint8Array(MIB).fill(120)]).stream(),
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as StandardError).error).toBe("not_found");
+  });
+
+  it("serves the OpenAPI 3.1 document", async () => {
+    const res = await worker.fetch("http://api.test/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toContain("/health");
+  });
+});
+
+async function call(handler: ReturnType<typeof createWorker>, bindings: WorkerEnv, path = "/health") {
+  const ctx = createExecutionContext();
+  const res = await handler.fetch(new Request(`http://api.test${path}`), bindings, ctx);
+  await waitOnExecutionContext(ctx);
+  return { res, body: (await res.json()) as StandardError & Record<string, unknown> };
+}
+
+describe("a Worker whose database is unreachable", () => {
+  it("answers /health 503 with the database check down", async () => {
+    // The proxy only tunnels to the test Postgres, so it refuses this port with 403 at once.
+    const elsewhere = new URL(String(env.DATABASE_URL));
+    elsewhere.port = "5433";
+    const { res, body } = await call(createWorker(), { ...env, DATABASE_URL: elsewhere.toString() });
+    expect(res.status).toBe(503);
+    expect(body).toMatchObject({
+      status: "unavailable",
+      checks: { database: "down", store: "ok" },
+      error: "service_unavailable",
+      code: 503,
+      requestId: res.headers.get("x-request-id"),
+    });
+  });
+});
+
+describe("a Worker with invalid configuration", () => {
+  it("answers every request 503 naming the missing DATABASE_URL, and logs it once", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const handler = createWorker();
+    const bindings: WorkerEnv = { ...env, DATABASE_URL: undefined, LOG_LEVEL: "error" };
+    for (const path of ["/health", "/openapi.json", "/nowhere"]) {
+      const { res, body } = await call(handler, bindings, path);
+      expect(res.status).toBe(503);
+      expect(body).toEqual({ error: "service_unavailable", message: "invalid configuration: DATABASE_URL", code: 503, requestId: expect.any(String) });
+      expect(res.headers.get("x-request-id")).toBe(body.requestId);
+    }
+    const lines = log.mock.calls.map(([line]) => JSON.parse(String(line)) as { level: string; msg: string; variables?: string[] });
+    expect(lines).toEqual([expect.objectContaining({ level: "error", msg: "invalid configuration", variables: ["DATABASE_URL"] })]);
+  });
+
+  it("names a variable that fails validation", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const { res, body } = await call(createWorker(), { ...env, DATABASE_URL: "mysql://db.example/app", LOG_LEVEL: "loud" });
+    expect(res.status).toBe(503);
+    expect(body.message).toBe("invalid configuration: LOG_LEVEL, DATABASE_URL");
+  });
+
+  it("names every bad variable at once: production (the wrangler.toml default) without OIDC_ISSUER or DATABASE_URL", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const { res, body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, DATABASE_URL: undefined });
+    expect(res.status).toBe(503);
+    expect(body.message).toBe("invalid configuration: OIDC_ISSUER, DATABASE_URL");
+  });
+
+  it("refuses ws:// to the database in production", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const { res, body } = await call(createWorker(), {
+      ...env,
+      NODE_ENV: "production",
+      OIDC_ISSUER: "https://issuer.example",
+      OIDC_AUDIENCE: "api",
+      NEON_INSECURE_WS: "true",
+    });
+    expect(res.status).toBe(503);
+    expect(body.message).toBe("invalid configuration: NEON_INSECURE_WS");
+  });
+});

@@ -1,0 +1,59 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import type { TestProject } from "vitest/node";
+import { startNeonWsProxy } from "../support/neon-ws-proxy";
+import { TEST_PG_ADMIN_URL, randomSuffix } from "../support/services";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    workersDatabaseUrl: string;
+    neonWsProxyPort: number;
+  }
+}
+
+const MIGRATIONS = fileURLToPath(new URL("../../migrations/", import.meta.url));
+
+/** The migration files in the order drizzle-kit recorded them, each split into statements. */
+export function migrationStatements(): string[] {
+  const journal = JSON.parse(readFileSync(`${MIGRATIONS}meta/_journal.json`, "utf8")) as { entries: { idx: number; tag: string }[] };
+  return [...journal.entries]
+    .sort((a, b) => a.idx - b.idx)
+    .flatMap((entry) => readFileSync(`${MIGRATIONS}${entry.tag}.sql`, "utf8").split("--> statement-breakpoint"))
+    .map((statement) => statement.trim())
+    .filter((statement) => statement !== "");
+}
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * workerd cannot open TCP to Postgres the way Neon's driver expects, so the tests in workerd
+ * reach a fresh, migrated database through the same kind of WebSocket proxy Neon runs.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const admin = new URL(TEST_PG_ADMIN_URL);
+  const name = `workers_t_${randomSuffix()}`;
+  const url = Object.assign(new URL(TEST_PG_ADMIN_URL), { pathname: `/${name}` }).toString();
+
+  await withClient(TEST_PG_ADMIN_URL, (c) => c.query(`create database "${name}"`));
+  await withClient(url, async (c) => {
+    for (const statement of migrationStatements()) await c.query(statement);
+  });
+  const proxy = await startNeonWsProxy({ allow: [`${admin.hostname}:${admin.port || "5432"}`] });
+
+  project.provide("workersDatabaseUrl", url);
+  project.provide("neonWsProxyPort", proxy.port);
+
+  return async () => {
+    await proxy.close();
+    await withClient(TEST_PG_ADMIN_URL, (c) => c.query(`drop database if exists "${name}" with (force)`));
+  };
+}

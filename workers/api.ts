@@ -1,0 +1,184 @@
+import type { ExecutionContext } from "hono";
+import { createApp, type App } from "../src/app";
+import { TokenRejected, createOidcVerifier, type TokenVerifier } from "../src/auth/tokens";
+import { ConfigError, configSchema, type Config } from "../src/config";
+import { createNeonDatabase } from "../src/db/neon";
+import type { AppDeps } from "../src/deps";
+import { ApiError, standardBody } from "../src/errors";
+import { createMemoryStore } from "../src/kv/memory";
+import type { KeyValueStore } from "../src/kv/port";
+import { createUpstashStore } from "../src/kv/upstash";
+import { systemClock } from "../src/platform/clock";
+import { createIdGenerator, webRandom } from "../src/platform/ids";
+import { createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
+
+/** Vars and secrets from wrangler.toml / `wrangler secret put`; all plain strings on Workers. */
+export interface WorkerEnv {
+  [binding: string]: unknown;
+  DATABASE_URL?: string;
+  /** Local and test use only: host:port of a WebSocket-to-TCP proxy in front of a plain Postgres. */
+  NEON_WS_PROXY?: string;
+  /** Local and test use only: "true" for ws:// to that proxy. */
+  NEON_INSECURE_WS?: string;
+}
+
+export interface WorkerHandler {
+  fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response>;
+}
+
+type State = { ready: true; app: App } | { ready: false; variables: string[] };
+
+const ids = createIdGenerator(systemClock, webRandom);
+
+/**
+ * A handler with its own per-isolate cache. The default export is one of these; tests make
+ * their own to try other environments without touching the cached app.
+ */
+export function createWorker(): WorkerHandler {
+  let state: State | undefined;
+
+  return {
+    async fetch(request, env, ctx) {
+      if (state === undefined) {
+        try {
+          // Bindings do not change during an isolate's life, so neither does the outcome.
+          state = { ready: true, app: buildApp(env) };
+        } catch (err) {
+          if (!(err instanceof ConfigError)) {
+            // Not a configuration problem (nothing is cached): the next request tries again.
+            bootLogger(env).error("worker failed to start", { error: describeError(err) });
+            return unavailable("service failed to start");
+          }
+          bootLogger(env).error("invalid configuration", { variables: err.variables, error: err.message });
+          state = { ready: false, variables: [...new Set(err.variables)] };
+        }
+      }
+      if (!state.ready) return unavailable(`invalid configuration: ${state.variables.join(", ")}`);
+      try {
+        return await state.app.fetch(request, env, ctx);
+      } catch (err) {
+        // The app's onError answers every error; this only guards against a failure inside it.
+        bootLogger(env).error("unhandled error", { error: describeError(err) });
+        return errorResponse(new ApiError("internal_error"));
+      }
+    },
+  };
+}
+
+export default createWorker();
+
+function buildApp(env: WorkerEnv): App {
+  const { config, databaseUrl, local } = loadConfig(env);
+  const logger = createJsonLogger({ level: config.LOG_LEVEL });
+  const fetch = globalThis.fetch.bind(globalThis);
+  const kv = createStore(config, logger, fetch);
+  const deps: AppDeps = {
+    config,
+    database: createNeonDatabase({ url: databaseUrl, ...local }),
+    kv,
+    clock: systemClock,
+    random: webRandom,
+    ids,
+    logger,
+    fetch,
+    tokenVerifier: createVerifier(config, kv, logger, fetch),
+  };
+  return createApp(deps);
+}
+
+/**
+ * Workers only ever trust the configured OIDC issuer; the development issuer belongs to the local
+ * Node server and is deliberately not reachable from this entry. Without an issuer (allowed
+ * outside production only, see config) every token is refused, so nothing is served as anyone.
+ */
+function createVerifier(config: Config, kv: KeyValueStore, logger: Logger, fetch: typeof globalThis.fetch): TokenVerifier {
+  if (config.OIDC_ISSUER !== undefined && config.OIDC_AUDIENCE !== undefined) {
+    return createOidcVerifier({
+      issuer: config.OIDC_ISSUER,
+      audience: config.OIDC_AUDIENCE,
+      rolesClaim: config.OIDC_ROLES_CLAIM,
+      clock: systemClock,
+      fetch,
+      kv,
+      logger,
+    });
+  }
+  logger.warn("OIDC_ISSUER is not set: every access token is refused");
+  return {
+    issuer: "none",
+    verify: () => Promise.reject(new TokenRejected("no OIDC issuer is configured")),
+  };
+}
+
+function createStore(config: Config, logger: Logger, fetch: typeof globalThis.fetch): KeyValueStore {
+  if (config.UPSTASH_REDIS_REST_URL !== undefined && config.UPSTASH_REDIS_REST_TOKEN !== undefined) {
+    return createUpstashStore({ url: config.UPSTASH_REDIS_REST_URL, token: config.UPSTASH_REDIS_REST_TOKEN, prefix: config.KV_PREFIX, fetch });
+  }
+  logger.warn("UPSTASH_REDIS_REST_URL is not set: using an in-memory store, which is per isolate (rate limits and caches are not shared between isolates)");
+  return createMemoryStore({ prefix: config.KV_PREFIX, clock: systemClock });
+}
+
+type Issue = { variable: string; message: string };
+
+/**
+ * parseConfig's rules plus the ones only Workers have, checked together so that a broken
+ * deployment names every variable to fix at once rather than one per deploy.
+ */
+function loadConfig(env: WorkerEnv): { config: Config; databaseUrl: string; local: { wsProxy?: string; insecure?: boolean } } {
+  const parsed = configSchema.safeParse(env);
+  const issues: Issue[] = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? "environment"), message: issue.message }));
+
+  if (stringBinding(env.DATABASE_URL) === undefined) {
+    // Node has an embedded database to fall back on; Workers have no file system for one.
+    issues.push({ variable: "DATABASE_URL", message: "is required on Workers" });
+  }
+
+  // The proxy bindings let tests and `wrangler dev` reach a plain Postgres; real Neon needs neither.
+  const wsProxy = stringBinding(env.NEON_WS_PROXY);
+  const insecureRaw = stringBinding(env.NEON_INSECURE_WS);
+  if (insecureRaw !== undefined && insecureRaw !== "true" && insecureRaw !== "false") {
+    issues.push({ variable: "NEON_INSECURE_WS", message: "must be 'true' or 'false'" });
+  }
+  const insecure = insecureRaw === "true";
+  if (insecure && stringBinding(env.NODE_ENV) === "production") {
+    // ws:// would carry the database password in clear text.
+    issues.push({ variable: "NEON_INSECURE_WS", message: "is not allowed in production" });
+  }
+
+  if (!parsed.success || parsed.data.DATABASE_URL === undefined || issues.length > 0) throw new ConfigError(issues);
+  return {
+    config: parsed.data,
+    databaseUrl: parsed.data.DATABASE_URL,
+    local: { ...(wsProxy !== undefined ? { wsProxy } : {}), ...(insecure ? { insecure } : {}) },
+  };
+}
+
+function stringBinding(value: unknown): string | undefined {
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+}
+
+const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
+
+/** Used before (or instead of) the app's logger; honours LOG_LEVEL when it is at least valid. */
+function bootLogger(env: WorkerEnv): Logger {
+  const level = LEVELS.find((l) => l === env.LOG_LEVEL) ?? "info";
+  return createJsonLogger({ level });
+}
+
+function unavailable(message: string): Response {
+  return errorResponse(new ApiError("service_unavailable", message));
+}
+
+function errorResponse(err: ApiError): Response {
+  const requestId = ids.next("req");
+  return Response.json(standardBody(err, requestId), {
+    status: err.status,
+    headers: { "X-Request-Id": requestId, "Cache-Control": "no-store" },
+  });
+}
+
+function describeError(err: unknown): unknown {
+  return err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err);
+}
