@@ -1,9 +1,15 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "./deps";
-import type { AppEnv } from "./http/env";
+import type { AppEnv, Runtime } from "./http/env";
 import { notFound, onError } from "./http/error-handler";
 import { limitBodies, requestContext, requireJsonBodies } from "./http/middleware";
 import { healthRoutes } from "./routes/health";
+import { apiKeyRoutes } from "./routes/admin/api-keys";
+import { authTestRoutes } from "./routes/auth/test";
+import { observabilityRoutes } from "./routes/admin/observability";
+import { createLastUsedRecorder } from "./services/api-keys/keys";
+import { cachedTierLookup, everyoneStandard } from "./services/tiers/port";
+import { createUserCache } from "./services/users/ensure-user";
 
 export const OPENAPI_PATH = "/openapi.json";
 
@@ -13,17 +19,32 @@ export const OPENAPI_PATH = "/openapi.json";
  */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
+  const now = () => deps.clock.now();
+  const runtime: Runtime = {
+    users: createUserCache(now),
+    lastUsed: createLastUsedRecorder(),
+    tiers: cachedTierLookup(deps.tierLookup ?? everyoneStandard, now),
+    metrics: { rateLimitFailOpen: 0 },
+  };
 
-  app.use("*", requestContext(deps));
+  app.use("*", requestContext(deps, runtime));
   app.use("*", limitBodies());
   app.use("*", requireJsonBodies());
 
   app.route("/", healthRoutes);
+  app.route("/", authTestRoutes);
+  app.route("/", apiKeyRoutes);
+  app.route("/", observabilityRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",
     description: "An OpenID Connect access token (JWT) or a 64-hex admin API key.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "observabilityToken", {
+    type: "apiKey",
+    in: "header",
+    name: "X-Observability-Token",
   });
   app.doc31(OPENAPI_PATH, {
     openapi: "3.1.0",

@@ -1,13 +1,27 @@
+import type { Principal } from "../auth/principal";
 import type { AppDeps } from "../deps";
 import type { Db } from "../db/port";
+import type { LastUsedRecorder } from "../services/api-keys/keys";
+import type { TierLookup } from "../services/tiers/port";
+import type { UserCache } from "../services/users/ensure-user";
 
 export type ErrorShape = "standard" | "ai";
 
+/** State an app instance keeps across requests (caches, counters); built once by createApp. */
+export interface Runtime {
+  users: UserCache;
+  lastUsed: LastUsedRecorder;
+  tiers: TierLookup;
+  metrics: { rateLimitFailOpen: number };
+}
+
 export interface AppVariables {
   deps: AppDeps;
+  runtime: Runtime;
   requestId: string;
   db: Db;
-  /** Set by the auth middleware once the caller is known; the access log reads it. */
+  principal?: Principal;
+  /** Set once the caller is known; the access log reads it. */
   userId?: string;
   errorShape?: ErrorShape;
   /** The language an AI route answers in; shape 2 errors echo it. */

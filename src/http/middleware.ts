@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { ApiError } from "../errors";
 import type { AppDeps } from "../deps";
-import type { AppEnv } from "./env";
+import type { AppEnv, Runtime } from "./env";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -13,12 +13,13 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
  * request ends, and writes the one access-log line. Kept as one middleware: it is on every
  * request's path, and each extra layer costs throughput.
  */
-export function requestContext(deps: AppDeps): MiddlewareHandler<AppEnv> {
+export function requestContext(deps: AppDeps, runtime: Runtime): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = deps.clock.now();
     const incoming = c.req.header("x-request-id");
     const requestId = incoming && INCOMING_ID.test(incoming) ? incoming : deps.ids.next("req");
     c.set("deps", deps);
+    c.set("runtime", runtime);
     c.set("requestId", requestId);
     const session = deps.database.session();
     c.set("db", session.db);

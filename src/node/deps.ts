@@ -8,6 +8,9 @@ import { createIdGenerator, webRandom } from "../platform/ids";
 import { createJsonLogger, type Logger } from "../platform/logger";
 import { createPgDatabase, openPgliteDatabase, type NodeDatabase } from "./database";
 import { createRedisStore } from "./kv-redis";
+import { createOidcVerifier, type TokenVerifier } from "../auth/tokens";
+import type { Clock } from "../platform/clock";
+import { createDevVerifier } from "./dev-issuer";
 
 export interface NodeDeps extends AppDeps {
   database: NodeDatabase;
@@ -30,11 +33,29 @@ export function openStore(config: Config, logger: Logger): KeyValueStore {
   return createMemoryStore({ prefix, clock: systemClock });
 }
 
+export async function openTokenVerifier(config: Config, kv: KeyValueStore, clock: Clock, logger: Logger): Promise<TokenVerifier> {
+  if (config.OIDC_ISSUER && config.OIDC_AUDIENCE) {
+    return createOidcVerifier({
+      issuer: config.OIDC_ISSUER,
+      audience: config.OIDC_AUDIENCE,
+      rolesClaim: config.OIDC_ROLES_CLAIM,
+      clock,
+      fetch: globalThis.fetch.bind(globalThis),
+      kv,
+      logger,
+    });
+  }
+  logger.warn("OIDC_ISSUER is not set: trusting the local development issuer (npm run token -- <userId> [--admin])");
+  return createDevVerifier(config, clock);
+}
+
 /** Builds the Node deps from validated config; the caller owns close(). */
 export async function buildNodeDeps(config: Config, logger = createJsonLogger({ level: config.LOG_LEVEL })): Promise<NodeDeps> {
   const database = await openDatabase(config, logger);
   const kv = openStore(config, logger);
+  const tokenVerifier = await openTokenVerifier(config, kv, systemClock, logger);
   return {
+    tokenVerifier,
     config,
     database,
     kv,

@@ -28,7 +28,7 @@ export function createRedisStore(options: { url: string; prefix?: string }): Key
   // rejected call instead.
   redis.on("error", () => {});
 
-  return {
+  const store: KeyValueStore = {
     kind: "redis",
     get: (key) => redis.get(k(key)),
     async set(key, value, opts = {}) {
@@ -76,4 +76,23 @@ export function createRedisStore(options: { url: string; prefix?: string }): Key
       else redis.disconnect();
     },
   };
+  return failFastWhileDown(store, () => redis.status === "reconnecting" || redis.status === "end" || redis.status === "close");
+}
+
+/**
+ * Once a connection attempt has failed, calls reject at once until Redis is back, instead of
+ * each waiting out reconnects: a request that touches the store several times would otherwise
+ * pay that wait several times while the limiter fails open.
+ */
+function failFastWhileDown(store: KeyValueStore, down: () => boolean): KeyValueStore {
+  const guarded: Record<string, unknown> = { kind: store.kind };
+  for (const [name, value] of Object.entries(store)) {
+    if (typeof value !== "function" || name === "close") {
+      guarded[name] = value;
+      continue;
+    }
+    guarded[name] = (...args: unknown[]) =>
+      down() ? Promise.reject(new Error("redis unavailable (reconnecting)")) : (value as (...a: unknown[]) => Promise<unknown>)(...args);
+  }
+  return guarded as unknown as KeyValueStore;
 }

@@ -7,6 +7,9 @@ import type { KeyValueStore } from "../../src/kv/port";
 import { fixedClock, systemClock, type Clock } from "../../src/platform/clock";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
 import { createJsonLogger } from "../../src/platform/logger";
+import { createOidcVerifier } from "../../src/auth/tokens";
+import type { TierLookup } from "../../src/services/tiers/port";
+import type { TestIssuer } from "./issuer";
 
 export interface TestAppOptions {
   database: Database;
@@ -14,6 +17,9 @@ export interface TestAppOptions {
   clock?: Clock;
   env?: Record<string, string>;
   fetch?: typeof fetch;
+  /** The loopback OIDC issuer whose tokens the app trusts; without one, no token verifies. */
+  issuer?: TestIssuer;
+  tierLookup?: TierLookup;
 }
 
 export interface TestApp {
@@ -27,17 +33,36 @@ export interface TestApp {
 /** Builds the app exactly as the entries do (createApp over deps), with a log sink tests can read. */
 export function buildTestApp(options: TestAppOptions): TestApp {
   const logs: Record<string, unknown>[] = [];
-  const config = parseConfig({ NODE_ENV: "test", LOG_LEVEL: "debug", ...options.env });
+  const config = parseConfig({
+    NODE_ENV: "test",
+    LOG_LEVEL: "debug",
+    OIDC_ISSUER: options.issuer?.url ?? "http://127.0.0.1:9",
+    OIDC_AUDIENCE: options.issuer?.audience ?? "none",
+    ...options.env,
+  });
   const clock = options.clock ?? systemClock;
+  const kv = options.kv ?? createMemoryStore({ clock });
+  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const logger = createJsonLogger({ level: "debug", sink: (line) => logs.push(JSON.parse(line) as Record<string, unknown>), clock: () => clock.now() });
   const deps: AppDeps = {
     config,
     database: options.database,
-    kv: options.kv ?? createMemoryStore({ clock }),
+    kv,
     clock,
     random: webRandom,
     ids: createIdGenerator(clock, webRandom),
-    logger: createJsonLogger({ level: "debug", sink: (line) => logs.push(JSON.parse(line) as Record<string, unknown>), clock: () => clock.now() }),
-    fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+    logger,
+    fetch: fetchImpl,
+    tokenVerifier: createOidcVerifier({
+      issuer: config.OIDC_ISSUER as string,
+      audience: config.OIDC_AUDIENCE as string,
+      rolesClaim: config.OIDC_ROLES_CLAIM,
+      clock,
+      fetch: fetchImpl,
+      kv,
+      logger,
+    }),
+    tierLookup: options.tierLookup,
   };
   const app = createApp(deps);
   return {

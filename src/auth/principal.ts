@@ -1,0 +1,20 @@
+import { ApiError } from "../errors";
+
+export type Role = "user" | "admin";
+
+/** Who is calling. An API key acts as the admin who created it. */
+export interface Principal {
+  userId: string;
+  email: string | null;
+  role: Role;
+  credential: "token" | "api_key";
+  keyId?: string;
+}
+
+export function permissionsOf(role: Role): string[] {
+  return role === "admin" ? ["read", "write", "admin"] : ["read", "write"];
+}
+
+export function assertAdmin(principal: Principal): void {
+  if (principal.role !== "admin") throw new ApiError("forbidden", "admin role required");
+}

@@ -1,0 +1,160 @@
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  errors as joseErrors,
+  jwksCache,
+  jwtVerify,
+  type ExportedJWKSCache,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from "jose";
+import type { KeyValueStore } from "../kv/port";
+import type { Clock } from "../platform/clock";
+import type { Logger } from "../platform/logger";
+
+/** Only asymmetric algorithms: an HMAC token "signed" with the issuer's public key must fail. */
+export const ALLOWED_ALGORITHMS = ["RS256", "ES256", "EdDSA"];
+const CLOCK_TOLERANCE_S = 30;
+
+export interface VerifiedToken {
+  subject: string;
+  email: string | null;
+  roles: string[];
+}
+
+export interface TokenVerifier {
+  readonly issuer: string;
+  /** Resolves the token's identity, or rejects with TokenRejected (the reason is for logs only). */
+  verify(token: string): Promise<VerifiedToken>;
+}
+
+export class TokenRejected extends Error {
+  constructor(readonly reason: string) {
+    super(`token rejected: ${reason}`);
+    this.name = "TokenRejected";
+  }
+}
+
+function readRoles(payload: JWTPayload, claim: string): string[] {
+  // Dotted names reach into nested claims, e.g. "realm_access.roles".
+  let value: unknown = payload;
+  for (const part of claim.split(".")) value = value && typeof value === "object" ? (value as Record<string, unknown>)[part] : undefined;
+  return Array.isArray(value) ? value.filter((r): r is string => typeof r === "string") : [];
+}
+
+function describeFailure(err: unknown): string {
+  if (err instanceof joseErrors.JOSEError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+interface VerifierOptions {
+  issuer: string;
+  audience: string;
+  rolesClaim: string;
+  clock: Clock;
+  getKey: JWTVerifyGetKey;
+}
+
+function buildVerifier(o: VerifierOptions): TokenVerifier {
+  return {
+    issuer: o.issuer,
+    async verify(token) {
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, o.getKey, {
+          issuer: o.issuer,
+          audience: o.audience,
+          algorithms: ALLOWED_ALGORITHMS,
+          clockTolerance: CLOCK_TOLERANCE_S,
+          currentDate: new Date(o.clock.now()),
+          requiredClaims: ["sub", "exp"],
+        }));
+      } catch (err) {
+        throw new TokenRejected(describeFailure(err));
+      }
+      if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255) throw new TokenRejected("bad sub");
+      const email = typeof payload.email === "string" ? payload.email : null;
+      return { subject: payload.sub, email, roles: readRoles(payload, o.rolesClaim) };
+    },
+  };
+}
+
+/** A verifier over a fixed key set: the development issuer, whose public key we hold ourselves. */
+export function createLocalVerifier(o: Omit<VerifierOptions, "getKey"> & { jwks: JSONWebKeySet }): TokenVerifier {
+  return buildVerifier({ ...o, getKey: createLocalJWKSet(o.jwks) });
+}
+
+interface DiscoveryDocument {
+  issuer: string;
+  jwks_uri: string;
+}
+
+/**
+ * A verifier for an OpenID Connect issuer. The JWKS URL comes from the discovery document; the
+ * key set lives in the key-value store too, so Worker isolates starting cold reuse it instead
+ * of refetching. jose refetches on an unknown `kid` at most once per cooldown (30 s).
+ */
+export function createOidcVerifier(o: {
+  issuer: string;
+  audience: string;
+  rolesClaim: string;
+  clock: Clock;
+  fetch: typeof fetch;
+  kv: KeyValueStore;
+  logger: Logger;
+}): TokenVerifier {
+  // `iss` must match the configured issuer exactly; only the discovery URL drops a trailing slash.
+  const issuer = o.issuer.replace(/\/+$/, "");
+  const cacheKey = `oidc:jwks:${issuer}`;
+  const discoveryKey = `oidc:discovery:${issuer}`;
+  const fetchImpl = (url: string, init: RequestInit) => o.fetch(url, init);
+  let resolver: Promise<{ getKey: ReturnType<typeof createRemoteJWKSet>; cache: ExportedJWKSCache | Record<string, never> }> | undefined;
+
+  async function discover(): Promise<string> {
+    const cached = await o.kv.get(discoveryKey).catch(() => null);
+    if (cached) return cached;
+    const res = await o.fetch(`${issuer}/.well-known/openid-configuration`, { headers: { accept: "application/json" } });
+    if (!res.ok) throw new Error(`discovery answered ${res.status}`);
+    const doc = (await res.json()) as DiscoveryDocument;
+    if (typeof doc.jwks_uri !== "string") throw new Error("discovery document has no jwks_uri");
+    await o.kv.set(discoveryKey, doc.jwks_uri, { ttlMs: 3_600_000 }).catch(() => false);
+    return doc.jwks_uri;
+  }
+
+  async function init() {
+    const jwksUri = await discover();
+    const stored = await o.kv.get(cacheKey).catch(() => null);
+    const cache = stored ? (JSON.parse(stored) as ExportedJWKSCache) : ({} as Record<string, never>);
+    const getKey = createRemoteJWKSet(new URL(jwksUri), {
+      [jwksCache]: cache,
+      [customFetch]: fetchImpl,
+      cooldownDuration: 30_000,
+      cacheMaxAge: 600_000,
+      timeoutDuration: 5_000,
+    });
+    return { getKey, cache };
+  }
+
+  async function getKey(...args: Parameters<JWTVerifyGetKey>) {
+    resolver ??= init().catch((err: unknown) => {
+      resolver = undefined;
+      throw err;
+    });
+    const { getKey: remote, cache } = await resolver;
+    const before = "uat" in cache ? cache.uat : undefined;
+    try {
+      return await remote(args[0], args[1] as never);
+    } finally {
+      // jose updated the shared cache object in place after a fetch: persist it for other isolates.
+      if ("uat" in cache && cache.uat !== before) {
+        await o.kv.set(cacheKey, JSON.stringify({ jwks: cache.jwks, uat: cache.uat }), { ttlMs: 600_000 }).catch((err: unknown) => {
+          o.logger.warn("could not store the JWKS cache", { err: String(err) });
+        });
+      }
+    }
+  }
+
+  return buildVerifier({ issuer: o.issuer, audience: o.audience, rolesClaim: o.rolesClaim, clock: o.clock, getKey: getKey as JWTVerifyGetKey });
+}

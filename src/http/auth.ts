@@ -1,0 +1,75 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { TokenRejected } from "../auth/tokens";
+import type { Principal, Role } from "../auth/principal";
+import { ApiError } from "../errors";
+import { KEY_PATTERN, ROTATE_AFTER_MS, checkApiKey } from "../services/api-keys/keys";
+import { ensureUser } from "../services/users/ensure-user";
+import type { AppEnv } from "./env";
+import { defer } from "./defer";
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i;
+
+function unauthorized(message: "missing key" | "invalid key" | "invalid or missing key" | "key expired"): ApiError {
+  return new ApiError("unauthorized", message, { headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
+}
+
+/**
+ * Resolves the caller from `Authorization: Bearer …`: a 64-hex value is an admin API key, anything
+ * else must be an access token from the configured issuer. Failures say as little as the spec's
+ * messages allow; the precise reason goes to the log only.
+ */
+export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const header = c.req.header("authorization");
+  if (header === undefined || header.trim() === "") throw unauthorized("missing key");
+  const credential = BEARER.exec(header.trim())?.[1];
+  if (!credential) throw unauthorized("invalid or missing key");
+  const principal = KEY_PATTERN.test(credential) ? await fromApiKey(c, credential) : await fromToken(c, credential);
+  c.set("principal", principal);
+  c.set("userId", principal.userId);
+  await next();
+};
+
+async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> {
+  const { deps, runtime, db } = c.var;
+  let verified;
+  try {
+    verified = await deps.tokenVerifier.verify(token);
+  } catch (err) {
+    if (!(err instanceof TokenRejected)) throw err;
+    deps.logger.info("token rejected", { requestId: c.var.requestId, reason: err.reason });
+    throw unauthorized("invalid or missing key");
+  }
+  const role: Role = verified.roles.includes("admin") ? "admin" : "user";
+  let user = runtime.users.get(verified.subject, role);
+  if (!user) {
+    const now = deps.clock.now();
+    user = await ensureUser(db, { subject: verified.subject, email: verified.email, role, newId: deps.ids.next("usr"), now: new Date(now) });
+    runtime.users.set(verified.subject, role, user);
+  }
+  return { userId: user.id, email: user.email, role, credential: "token" };
+}
+
+async function fromApiKey(c: Context<AppEnv>, key: string): Promise<Principal> {
+  const { deps, runtime, db } = c.var;
+  const now = deps.clock.now();
+  const check = await checkApiKey(db, key, now);
+  if (!check.ok) throw unauthorized(check.reason === "expired" ? "key expired" : "invalid key");
+  if (now - check.createdAt > ROTATE_AFTER_MS) {
+    c.header("Warning", '299 - "This API key is older than 90 days; generate a new key and delete this one"');
+  }
+  if (runtime.lastUsed.due(check.keyId, now)) {
+    defer(c, runtime.lastUsed.write(db, check.keyId, now), "api key last-used update");
+  }
+  return { userId: check.userId, email: check.email, role: "admin", credential: "api_key", keyId: check.keyId };
+}
+
+export const adminOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (principalOf(c).role !== "admin") throw new ApiError("forbidden", "admin role required");
+  await next();
+};
+
+export function principalOf(c: Context<AppEnv>): Principal {
+  const principal = c.get("principal");
+  if (!principal) throw new Error("route reached without authentication middleware");
+  return principal;
+}

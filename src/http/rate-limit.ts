@@ -1,0 +1,37 @@
+import type { MiddlewareHandler } from "hono";
+import { ApiError } from "../errors";
+import { checkRate, releaseAiSlot } from "../services/rate-limit/limiter";
+import type { AppEnv } from "./env";
+import { principalOf } from "./auth";
+import { defer } from "./defer";
+
+/**
+ * Per caller (user, or API key) and plan tier. When the store cannot answer, the request is
+ * served: losing rate limiting for a moment is better than losing the API. Each such failure
+ * is logged and counted.
+ */
+export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
+  const ai = kind === "ai";
+  return async (c, next) => {
+    const { deps, runtime, db, requestId } = c.var;
+    const principal = principalOf(c);
+    const subject = principal.keyId ? `key:${principal.keyId}` : `user:${principal.userId}`;
+    const member = deps.ids.next("rl");
+    let counted = false;
+    try {
+      const tier = await runtime.tiers.tierOf(db, principal.userId);
+      const outcome = await checkRate(deps.kv, { subject, tier, ai, now: deps.clock.now(), member });
+      counted = true;
+      for (const [name, value] of Object.entries(outcome.headers)) c.header(name, value);
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      runtime.metrics.rateLimitFailOpen += 1;
+      deps.logger.error("rate limit check failed; serving the request", { requestId, failOpenTotal: runtime.metrics.rateLimitFailOpen, err: String(err) });
+    }
+    try {
+      await next();
+    } finally {
+      if (ai && counted) defer(c, releaseAiSlot(deps.kv, subject, member, deps.clock.now()), "AI slot release");
+    }
+  };
+}

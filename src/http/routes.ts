@@ -1,0 +1,48 @@
+import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import { adminOnly, authenticate } from "./auth";
+import { rateLimit } from "./rate-limit";
+
+export const ErrorBody = z
+  .object({
+    error: z.string().openapi({ example: "invalid_input" }),
+    message: z.string(),
+    code: z.number().int(),
+    requestId: z.string(),
+    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    retry_after: z.number().int().optional(),
+  })
+  .openapi("Error");
+
+const error = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+
+const COMMON_ERRORS = {
+  400: error("Invalid input: `details` lists the failing fields"),
+  401: error("Missing, invalid or expired credential"),
+  429: error("Rate limit exceeded: see `retry_after` and the `X-RateLimit-*` headers"),
+} as const;
+
+type Access = "user" | "admin" | "ai";
+
+const MIDDLEWARE = {
+  user: [authenticate, rateLimit("general")],
+  ai: [authenticate, rateLimit("general"), rateLimit("ai")],
+  admin: [authenticate, rateLimit("general"), adminOnly],
+} as const;
+
+/**
+ * Declares a protected route: authentication, rate limits and (for admin) the role check come
+ * with the declaration, so a route cannot be added without them, and the OpenAPI document shows
+ * its security and error responses.
+ */
+export function protectedRoute<R extends Omit<RouteConfig, "middleware" | "security"> & { path: string }>(access: Access, config: R) {
+  return createRoute({
+    ...config,
+    security: [{ bearer: [] }],
+    middleware: [...MIDDLEWARE[access]],
+    responses: {
+      ...COMMON_ERRORS,
+      ...(access === "admin" ? { 403: error("Authenticated, but not an admin") } : {}),
+      ...config.responses,
+    },
+  });
+}

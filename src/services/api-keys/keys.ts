@@ -1,0 +1,131 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { Db } from "../../db/port";
+import { apiKeys, users } from "../../db/schema";
+import { ApiError } from "../../errors";
+import { assertAdmin, type Principal } from "../../auth/principal";
+import type { IdGenerator, Random } from "../../platform/ids";
+import { sha256Hex, toHex } from "../../platform/hash";
+
+export const KEY_PATTERN = /^[0-9a-f]{64}$/;
+/** Rotation is advised after this age; older keys keep working with a Warning header. */
+export const ROTATE_AFTER_MS = 90 * 24 * 3_600_000;
+const PREFIX_LENGTH = 8;
+const DAY_MS = 24 * 3_600_000;
+
+export interface KeyServiceDeps {
+  db: Db;
+  ids: IdGenerator;
+  random: Random;
+  now: number;
+}
+
+export interface CreatedKey {
+  keyId: string;
+  key: string;
+  prefix: string;
+  name: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export async function createApiKey(d: KeyServiceDeps, actor: Principal, input: { name?: string; expiresAt?: string }): Promise<CreatedKey> {
+  assertAdmin(actor);
+  const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
+  if (expiresAt && expiresAt.getTime() <= d.now) {
+    throw new ApiError("invalid_input", "expiresAt must be in the future", { details: [{ path: "expiresAt", message: "must be in the future" }] });
+  }
+  const key = toHex(d.random.bytes(32));
+  const createdAt = new Date(d.now);
+  const [row] = await d.db
+    .insert(apiKeys)
+    .values({
+      id: d.ids.next("key"),
+      keyHash: await sha256Hex(key),
+      prefix: key.slice(0, PREFIX_LENGTH),
+      name: input.name ?? null,
+      createdBy: actor.userId,
+      createdAt,
+      expiresAt,
+    })
+    .returning();
+  if (!row) throw new Error("api key insert returned no row");
+  return { keyId: row.id, key, prefix: row.prefix, name: row.name, createdAt: createdAt.toISOString(), expiresAt: expiresAt?.toISOString() ?? null };
+}
+
+export interface ListedKey {
+  keyId: string;
+  prefix: string;
+  name: string | null;
+  createdBy: string;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  ageDays: number;
+  rotationAdvised: boolean;
+}
+
+/** Keys belong to the platform, not to one admin: every admin sees and may revoke all of them. */
+export async function listApiKeys(d: KeyServiceDeps, actor: Principal): Promise<ListedKey[]> {
+  assertAdmin(actor);
+  const rows = await d.db.select().from(apiKeys).where(isNull(apiKeys.revokedAt)).orderBy(desc(apiKeys.createdAt));
+  return rows.map((r) => ({
+    keyId: r.id,
+    prefix: r.prefix,
+    name: r.name,
+    createdBy: r.createdBy,
+    createdAt: r.createdAt.toISOString(),
+    expiresAt: r.expiresAt?.toISOString() ?? null,
+    lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
+    ageDays: Math.floor((d.now - r.createdAt.getTime()) / DAY_MS),
+    rotationAdvised: d.now - r.createdAt.getTime() > ROTATE_AFTER_MS,
+  }));
+}
+
+export async function revokeApiKey(d: KeyServiceDeps, actor: Principal, keyId: string): Promise<void> {
+  assertAdmin(actor);
+  const revoked = await d.db
+    .update(apiKeys)
+    .set({ revokedAt: new Date(d.now) })
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  if (revoked.length === 0) throw new ApiError("not_found", "no such API key");
+}
+
+export type KeyCheck =
+  | { ok: true; keyId: string; userId: string; email: string | null; createdAt: number }
+  | { ok: false; reason: "invalid" | "expired" };
+
+/**
+ * Looks a presented key up by its hash. The secret itself is never compared, so response time
+ * does not depend on how much of a guess was right. A key whose creator lost the admin role
+ * stops working.
+ */
+export async function checkApiKey(db: Db, key: string, now: number): Promise<KeyCheck> {
+  const [row] = await db
+    .select({ id: apiKeys.id, createdBy: apiKeys.createdBy, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, email: users.email, role: users.role })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.createdBy))
+    .where(eq(apiKeys.keyHash, await sha256Hex(key)))
+    .limit(1);
+  if (!row || row.revokedAt !== null || row.role !== "admin") return { ok: false, reason: "invalid" };
+  if (row.expiresAt !== null && row.expiresAt.getTime() <= now) return { ok: false, reason: "expired" };
+  return { ok: true, keyId: row.id, userId: row.createdBy, email: row.email, createdAt: row.createdAt.getTime() };
+}
+
+/** Records last use at most once a minute per key and instance: no write on every request. */
+export function createLastUsedRecorder(intervalMs = 60_000) {
+  const lastWrite = new Map<string, number>();
+  return {
+    due(keyId: string, now: number): boolean {
+      const last = lastWrite.get(keyId) ?? 0;
+      if (now - last < intervalMs) return false;
+      if (lastWrite.size > 10_000) lastWrite.clear();
+      lastWrite.set(keyId, now);
+      return true;
+    },
+    async write(db: Db, keyId: string, now: number): Promise<void> {
+      await db.update(apiKeys).set({ lastUsedAt: new Date(now) }).where(eq(apiKeys.id, keyId));
+    },
+  };
+}
+export type LastUsedRecorder = ReturnType<typeof createLastUsedRecorder>;

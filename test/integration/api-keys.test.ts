@@ -1,0 +1,146 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiKeys } from "../../src/db/schema";
+import { sha256Hex } from "../../src/platform/hash";
+import { fixedClock } from "../../src/platform/clock";
+import { buildTestApp, type TestApp } from "../support/app";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { startTestIssuer, type TestIssuer } from "../support/issuer";
+import { json, newUser, type TestUser } from "../support/users";
+
+const DAY = 24 * 3_600_000;
+let db: TestDatabase;
+let issuer: TestIssuer;
+
+beforeAll(async () => {
+  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
+});
+afterAll(async () => {
+  await Promise.all([db.drop(), issuer.close()]);
+});
+
+interface Created {
+  keyId: string;
+  key: string;
+  prefix: string;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+async function createKey(t: TestApp, admin: TestUser, body: Record<string, unknown> = {}): Promise<Created> {
+  const res = await t.request("/api/v1/admin/api-keys", json(body, admin.headers));
+  expect(res.status).toBe(201);
+  return (await res.json()) as Created;
+}
+
+const withKey = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+
+describe("admin API keys", () => {
+  it("creates a 64-hex key shown once, stores only its hash, and the key acts as its admin", async () => {
+    const t = buildTestApp({ database: db.database, issuer });
+    const admin = await newUser(issuer, { admin: true });
+    const created = await createKey(t, admin, { name: "ci" });
+    expect(created.key).toMatch(/^[0-9a-f]{64}$/);
+    expect(created.prefix).toBe(created.key.slice(0, 8));
+    expect(created.expiresAt).toBeNull();
+    expect(Object.keys(created).sort()).toEqual(["createdAt", "expiresAt", "key", "keyId", "name", "prefix"]);
+
+    const [row] = await db.database.db.select().from(apiKeys).where(eq(apiKeys.id, created.keyId));
+    expect(row?.keyHash).toBe(await sha256Hex(created.key));
+    expect(JSON.stringify(row)).not.toContain(created.key);
+
+    const me = await t.request("/v1/auth/test", withKey(created.key));
+    expect(me.status).toBe(200);
+    const adminMe = (await (await t.request("/v1/auth/test", { headers: admin.headers })).json()) as { user: { id: string } };
+    expect(await me.json()).toEqual({
+      success: true,
+      message: "API key is valid",
+      user: { id: adminMe.user.id, email: admin.email, role: "admin", permissions: ["read", "write", "admin"] },
+    });
+  });
+
+  it("lists keys without secrets and records last use without a write per request", async () => {
+    const t = buildTestApp({ database: db.database, issuer });
+    const admin = await newUser(issuer, { admin: true });
+    const created = await createKey(t, admin);
+    for (let i = 0; i < 5; i++) expect((await t.request("/v1/auth/test", withKey(created.key))).status).toBe(200);
+
+    let listed: Record<string, unknown> | undefined;
+    for (let i = 0; i < 20 && !listed?.lastUsedAt; i++) {
+      const res = await t.request("/api/v1/admin/api-keys", { headers: admin.headers });
+      const body = (await res.json()) as { keys: Record<string, unknown>[] };
+      listed = body.keys.find((k) => k.keyId === created.keyId);
+      if (!listed?.lastUsedAt) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(listed).toMatchObject({ keyId: created.keyId, prefix: created.prefix, ageDays: 0, rotationAdvised: false });
+    expect(listed?.lastUsedAt).toEqual(expect.any(String));
+    expect(JSON.stringify(listed)).not.toContain(created.key);
+    expect(listed).not.toHaveProperty("key");
+  });
+
+  it("revokes at once", async () => {
+    const t = buildTestApp({ database: db.database, issuer });
+    const admin = await newUser(issuer, { admin: true });
+    const created = await createKey(t, admin);
+    expect((await t.request("/v1/auth/test", withKey(created.key))).status).toBe(200);
+    const del = await t.request(`/api/v1/admin/api-keys/${created.keyId}`, { method: "DELETE", headers: admin.headers });
+    expect(del.status).toBe(200);
+    const after = await t.request("/v1/auth/test", withKey(created.key));
+    expect(after.status).toBe(401);
+    expect(await after.json()).toMatchObject({ error: "unauthorized", message: "invalid key", code: 401 });
+    const again = await t.request(`/api/v1/admin/api-keys/${created.keyId}`, { method: "DELETE", headers: admin.headers });
+    expect(again.status).toBe(404);
+  });
+
+  it("answers 'key expired' after expiresAt, and warns on keys older than 90 days", async () => {
+    const clock = fixedClock(Date.parse("2026-01-01T00:00:00Z"));
+    const t = buildTestApp({ database: db.database, issuer, clock });
+    const admin = await newUser(issuer, { admin: true });
+    const expiring = await createKey(t, admin, { expiresAt: "2026-01-02T00:00:00Z" });
+    const lasting = await createKey(t, admin);
+    expect(expiring.expiresAt).toBe("2026-01-02T00:00:00.000Z");
+
+    const fresh = await t.request("/v1/auth/test", withKey(lasting.key));
+    expect(fresh.headers.get("warning")).toBeNull();
+
+    clock.advance(DAY + 1);
+    const expired = await t.request("/v1/auth/test", withKey(expiring.key));
+    expect(expired.status).toBe(401);
+    expect(await expired.json()).toMatchObject({ message: "key expired" });
+
+    clock.advance(90 * DAY);
+    const old = await t.request("/v1/auth/test", withKey(lasting.key));
+    expect(old.status).toBe(200);
+    expect(old.headers.get("warning")).toMatch(/^299 - ".*90 days/);
+  });
+
+  it("rejects unknown keys, non-admin creators and bad input", async () => {
+    const t = buildTestApp({ database: db.database, issuer });
+    const unknown = await t.request("/v1/auth/test", withKey("a".repeat(64)));
+    expect(unknown.status).toBe(401);
+    expect(await unknown.json()).toMatchObject({ message: "invalid key" });
+
+    const user = await newUser(issuer);
+    const forbidden = await t.request("/api/v1/admin/api-keys", json({}, user.headers));
+    expect(forbidden.status).toBe(403);
+
+    const admin = await newUser(issuer, { admin: true });
+    for (const body of [{ expiresAt: "yesterday" }, { expiresAt: "2001-01-01T00:00:00Z" }, { name: "" }, { extra: 1 }]) {
+      const res = await t.request("/api/v1/admin/api-keys", json(body, admin.headers));
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(await res.json()).toMatchObject({ error: "invalid_input" });
+    }
+    const badId = await t.request("/api/v1/admin/api-keys/not%20an%20id", { method: "DELETE", headers: admin.headers });
+    expect(badId.status).toBe(400);
+  });
+
+  it("stops working when its creator is no longer an admin", async () => {
+    const t = buildTestApp({ database: db.database, issuer });
+    const admin = await newUser(issuer, { admin: true });
+    const created = await createKey(t, admin);
+    const demoted = await issuer.sign({ sub: admin.sub, email: admin.email, roles: [] });
+    expect((await t.request("/v1/auth/test", { headers: { authorization: `Bearer ${demoted}` } })).status).toBe(200);
+    const res = await t.request("/v1/auth/test", withKey(created.key));
+    expect(res.status).toBe(401);
+  });
+});

@@ -1,0 +1,196 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createRouter } from "../../src/http/router";
+import { protectedRoute } from "../../src/http/routes";
+import { fixedClock } from "../../src/platform/clock";
+import { createRedisStore } from "../../src/node/kv-redis";
+import type { Tier, TierLookup } from "../../src/services/tiers/port";
+import { buildTestApp, type TestApp, type TestAppOptions } from "../support/app";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { startTestIssuer, type TestIssuer } from "../support/issuer";
+import { testRedis, type TestRedis } from "../support/redis";
+import { newUser } from "../support/users";
+
+let db: TestDatabase;
+let issuer: TestIssuer;
+let redis: TestRedis;
+
+beforeAll(async () => {
+  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
+});
+afterAll(async () => {
+  await Promise.all([db.drop(), issuer.close()]);
+});
+afterEach(async () => {
+  await redis?.cleanup();
+});
+
+// An AI-limited route whose requests stay in flight until the test lets them go.
+function slowAiRoute(gate: Promise<void>) {
+  return createRouter().openapi(
+    protectedRoute("ai", {
+      method: "get",
+      path: "/__test/ai-slow",
+      responses: { 200: { description: "done", content: { "application/json": { schema: z.object({ ok: z.boolean() }) } } } },
+    }),
+    async (c) => {
+      await gate;
+      return c.json({ ok: true }, 200);
+    },
+  );
+}
+
+function app(extra: Partial<TestAppOptions> = {}): TestApp {
+  redis = redis && extra.kv ? redis : testRedis();
+  return buildTestApp({ database: db.database, issuer, kv: redis.store(), ...extra });
+}
+
+const START = Date.parse("2026-03-02T10:00:00Z");
+
+describe("general limits", () => {
+  it("answers the 101st request within a minute with 429, exact body and headers", async () => {
+    const clock = fixedClock(START);
+    const t = app({ clock });
+    const user = await newUser(issuer);
+    for (let i = 1; i <= 100; i++) {
+      const res = await t.request("/v1/auth/test", { headers: user.headers });
+      expect(res.status).toBe(200);
+      if (i === 1 || i === 100) {
+        expect(res.headers.get("x-ratelimit-limit")).toBe("1000");
+        expect(res.headers.get("x-ratelimit-remaining")).toBe(String(1000 - i));
+        expect(res.headers.get("x-ratelimit-reset")).toBe(String(Date.parse("2026-03-02T11:00:00Z") / 1000));
+      }
+      clock.advance(100);
+    }
+    const denied = await t.request("/v1/auth/test", { headers: user.headers });
+    expect(denied.status).toBe(429);
+    const body = (await denied.json()) as Record<string, unknown>;
+    expect(body).toEqual({
+      error: "rate_limit_exceeded",
+      message: "rate limit exceeded: 100 requests per minute on the standard plan",
+      code: 429,
+      retry_after: 50,
+      requestId: denied.headers.get("x-request-id"),
+    });
+    expect(denied.headers.get("retry-after")).toBe("50");
+    expect(denied.headers.get("x-ratelimit-limit")).toBe("1000");
+    expect(denied.headers.get("x-ratelimit-remaining")).toBe("900");
+
+    clock.advance(50_000);
+    expect((await t.request("/v1/auth/test", { headers: user.headers })).status).toBe(200);
+  });
+
+  it("holds the hourly quota over a sliding hour", async () => {
+    const clock = fixedClock(START);
+    const t = app({ clock });
+    const user = await newUser(issuer);
+    for (let minute = 0; minute < 10; minute++) {
+      const batch = await Promise.all(Array.from({ length: 100 }, () => t.request("/v1/auth/test", { headers: user.headers })));
+      expect(batch.every((r) => r.status === 200)).toBe(true);
+      clock.advance(61_000);
+    }
+    const over = await t.request("/v1/auth/test", { headers: user.headers });
+    expect(over.status).toBe(429);
+    expect(((await over.json()) as { message: string }).message).toContain("1000 requests per hour");
+
+    // Half an hour into the next hour, half of the previous hour's requests still count.
+    clock.set(Date.parse("2026-03-02T11:30:00Z"));
+    const later = await t.request("/v1/auth/test", { headers: user.headers });
+    expect(later.status).toBe(200);
+    expect(Number(later.headers.get("x-ratelimit-remaining"))).toBe(1000 - 500 - 1);
+  });
+
+  it("lets a premium user see its higher limit", async () => {
+    const premium: TierLookup = { tierOf: async (): Promise<Tier> => "premium" };
+    const t = app({ tierLookup: premium });
+    const user = await newUser(issuer);
+    const res = await t.request("/v1/auth/test", { headers: user.headers });
+    expect(res.headers.get("x-ratelimit-limit")).toBe("5000");
+  });
+
+  it("never allows more than the limit across two app instances on one Redis", async () => {
+    redis = testRedis();
+    const clock = fixedClock(START);
+    const a = buildTestApp({ database: db.database, issuer, kv: redis.store(), clock });
+    const b = buildTestApp({ database: db.database, issuer, kv: redis.store(), clock });
+    const user = await newUser(issuer);
+    const results = await Promise.all(
+      Array.from({ length: 160 }, (_, i) => (i % 2 ? a : b).request("/v1/auth/test", { headers: user.headers })),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(60);
+  });
+
+  it("limits each user separately", async () => {
+    const clock = fixedClock(START);
+    const t = app({ clock });
+    const [alice, bob] = await Promise.all([newUser(issuer), newUser(issuer)]);
+    await Promise.all(Array.from({ length: 100 }, () => t.request("/v1/auth/test", { headers: alice.headers })));
+    expect((await t.request("/v1/auth/test", { headers: alice.headers })).status).toBe(429);
+    expect((await t.request("/v1/auth/test", { headers: bob.headers })).status).toBe(200);
+  });
+
+  it("serves requests when the store is down, and logs and counts the failure", async () => {
+    const dead = createRedisStore({ url: "redis://127.0.0.1:1" });
+    try {
+      const t = buildTestApp({ database: db.database, issuer, kv: dead });
+      const user = await newUser(issuer);
+      const res = await t.request("/v1/auth/test", { headers: user.headers });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-limit")).toBeNull();
+      const failure = t.logs.find((l) => l.msg === "rate limit check failed; serving the request");
+      expect(failure).toMatchObject({ level: "error", failOpenTotal: 1 });
+    } finally {
+      await dead.close();
+    }
+  });
+});
+
+describe("AI limits", () => {
+  it("answers the 6th concurrent AI request with 429 while five are in flight, and frees slots when they end", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const t = app();
+    t.app.route("/", slowAiRoute(gate));
+    const user = await newUser(issuer);
+    const inFlight = Array.from({ length: 5 }, () => t.request("/__test/ai-slow", { headers: user.headers }));
+    // Let the five pass their rate check before the sixth arrives.
+    await new Promise((r) => setTimeout(r, 200));
+    const sixth = await t.request("/__test/ai-slow", { headers: user.headers });
+    expect(sixth.status).toBe(429);
+    expect(await sixth.json()).toMatchObject({ error: "rate_limit_exceeded", code: 429, retry_after: 1 });
+    expect(sixth.headers.get("x-ai-ratelimit-limit")).toBe("100");
+
+    release();
+    const done = await Promise.all(inFlight);
+    expect(done.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(done[0]?.headers.get("x-ai-ratelimit-limit")).toBe("100");
+    expect(done[0]?.headers.get("x-ratelimit-limit")).toBe("1000");
+
+    // Releases are deferred; poll briefly until a slot is free again.
+    let status = 429;
+    for (let i = 0; i < 20 && status === 429; i++) {
+      status = (await t.request("/__test/ai-slow", { headers: user.headers })).status;
+      if (status === 429) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(status).toBe(200);
+  });
+
+  it("frees a slot by expiry when its instance died", async () => {
+    const clock = fixedClock(START);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const t = app({ clock });
+    t.app.route("/", slowAiRoute(gate));
+    const user = await newUser(issuer);
+    // Five requests that never end, as if their instance died mid-request.
+    void Array.from({ length: 5 }, () => t.request("/__test/ai-slow", { headers: user.headers }));
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await t.request("/__test/ai-slow", { headers: user.headers })).status).toBe(429);
+    clock.advance(121_000);
+    const res = t.request("/__test/ai-slow", { headers: user.headers });
+    release();
+    expect((await res).status).toBe(200);
+  });
+});

@@ -1,0 +1,30 @@
+/**
+ * Every route of the API, in one list. The auth-matrix test walks it, and fails when the app
+ * registers a route this list does not name, so no route can ship without its security checks.
+ */
+export type Access = "public" | "user" | "admin" | "ai" | "observability";
+
+export interface RouteCase {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** The OpenAPI path template, e.g. /api/v1/admin/api-keys/{keyId}. */
+  template: string;
+  access: Access;
+  /** A concrete path to call; defaults to the template with ids filled by `sample_…`. */
+  path?: string;
+  /** A valid body, so that an authorised caller gets past validation. */
+  body?: unknown;
+}
+
+export const ROUTES: RouteCase[] = [
+  { method: "GET", template: "/health", access: "public" },
+  { method: "GET", template: "/v1/auth/test", access: "user" },
+  { method: "POST", template: "/api/v1/admin/api-keys", access: "admin", body: { name: "matrix" } },
+  { method: "GET", template: "/api/v1/admin/api-keys", access: "admin" },
+  { method: "DELETE", template: "/api/v1/admin/api-keys/{keyId}", access: "admin" },
+  { method: "POST", template: "/api/v1/admin/observability/vms/{vmId}/heartbeat", access: "observability", body: { cpuPercent: 12 } },
+  { method: "GET", template: "/api/v1/admin/observability/vms", access: "admin" },
+];
+
+export function concretePath(route: RouteCase): string {
+  return route.path ?? route.template.replace(/\{(\w+)\}/g, (_m, name: string) => `sample_${name}`);
+}
