@@ -1,3 +1,4 @@
+import { benchAuth } from "./auth";
 import { benchHttp } from "./http";
 
 /** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N]` */
@@ -9,6 +10,7 @@ const flag = (key: string, fallback: number) => {
 };
 
 const benches: Record<string, () => Promise<void>> = {
+  auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
 };
 

@@ -6,6 +6,7 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  total: number;
 }
 
 export interface LoadOptions {
@@ -15,6 +16,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   method?: "GET" | "POST";
   body?: string;
+  /** Rewrites each request, e.g. to rotate credentials. */
+  setupRequest?: (req: { headers?: Record<string, string> } & Record<string, unknown>) => Record<string, unknown>;
 }
 
 /** One fixed-time autocannon run; autocannon reports latency percentiles in milliseconds. */
@@ -26,6 +29,7 @@ export async function load(label: string, options: LoadOptions): Promise<LoadRes
     method: options.method ?? "GET",
     headers: options.headers,
     body: options.body,
+    ...(options.setupRequest ? { requests: [{ setupRequest: options.setupRequest as never }] } : {}),
   });
   return {
     label,
@@ -33,6 +37,7 @@ export async function load(label: string, options: LoadOptions): Promise<LoadRes
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    total: result.requests.total,
   };
 }
 

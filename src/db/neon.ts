@@ -27,13 +27,18 @@ const DEFAULT_MAX = 5;
  * The Neon adapter. Workers must not share a socket between requests, so each session gets its
  * own Pool (connections open lazily, on the first query) and release() ends it.
  */
-export function createNeonDatabase(options: NeonDatabaseOptions): Database {
+/** Every Neon session owns a pool of its own, so release is always there. */
+export interface NeonDatabase extends Database {
+  session(): Required<DbSession>;
+}
+
+export function createNeonDatabase(options: NeonDatabaseOptions): NeonDatabase {
   const socketSettings = socketSettingsFor(options);
   const open = new Set<Pool>();
 
   return {
     driver: "neon",
-    session(): DbSession {
+    session(): Required<DbSession> {
       const pool = createPool(options, socketSettings);
       open.add(pool);
       const db: Db = drizzle({ client: pool, schema });

@@ -6,8 +6,8 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface DbSession {
   db: Db;
-  /** Gives the connection back; on Workers this ends the per-request Neon pool. */
-  release(): Promise<void>;
+  /** Ends the per-request Neon pool on Workers; absent where sessions share one pool. */
+  release?: () => Promise<void>;
 }
 
 /**

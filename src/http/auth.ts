@@ -7,7 +7,7 @@ import { ensureUser } from "../services/users/ensure-user";
 import type { AppEnv } from "./env";
 import { defer } from "./defer";
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i;
+const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
 
 function unauthorized(message: "missing key" | "invalid key" | "invalid or missing key" | "key expired"): ApiError {
   return new ApiError("unauthorized", message, { headers: { "WWW-Authenticate": 'Bearer realm="api"' } });

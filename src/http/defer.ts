@@ -7,9 +7,14 @@ import type { AppEnv } from "./env";
  */
 export function defer(c: Context<AppEnv>, work: Promise<unknown>, what: string): void {
   const guarded = work.catch((err: unknown) => c.var.deps.logger.warn(`${what} failed`, { requestId: c.var.requestId, err: String(err) }));
+  const runtime = c.var.runtime;
+  // Hono's getter throws where there is no execution context; throwing on every request is
+  // costly, so the answer is remembered: a process is either a Worker or it is not.
+  if (runtime.hasExecutionContext === false) return;
   try {
     c.executionCtx.waitUntil(guarded);
+    runtime.hasExecutionContext = true;
   } catch {
-    // Node: nothing to register with.
+    runtime.hasExecutionContext = false;
   }
 }

@@ -13,6 +13,8 @@ export interface Runtime {
   lastUsed: LastUsedRecorder;
   tiers: TierLookup;
   metrics: { rateLimitFailOpen: number };
+  /** Learnt on the first deferred task: Workers have an execution context, Node does not. */
+  hasExecutionContext?: boolean;
 }
 
 export interface AppVariables {

@@ -3,9 +3,11 @@ import { bodyLimit } from "hono/body-limit";
 import { ApiError } from "../errors";
 import type { AppDeps } from "../deps";
 import type { AppEnv, Runtime } from "./env";
+import { defer } from "./defer";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
@@ -23,12 +25,13 @@ export function requestContext(deps: AppDeps, runtime: Runtime): MiddlewareHandl
     c.set("requestId", requestId);
     const session = deps.database.session();
     c.set("db", session.db);
+    // Set before the handler runs: a header added after the response exists makes Hono rebuild
+    // the response, which on Node turns a plain body into a stream and costs most of a request.
+    c.header("X-Request-Id", requestId);
     try {
       await next();
     } finally {
-      c.header("X-Request-Id", requestId);
-      const release = session.release().catch((err: unknown) => deps.logger.warn("db session release failed", { requestId, err: String(err) }));
-      waitUntil(c, release);
+      if (session.release) defer(c, session.release(), "db session release");
       deps.logger.info("request", {
         requestId,
         method: c.req.method,
@@ -42,14 +45,6 @@ export function requestContext(deps: AppDeps, runtime: Runtime): MiddlewareHandl
   };
 }
 
-function waitUntil(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }, promise: Promise<unknown>): void {
-  try {
-    c.executionCtx.waitUntil(promise);
-  } catch {
-    // Node has no execution context; the promise simply runs to completion.
-  }
-}
-
 /** Bodies over the limit answer 413 whether or not the client sent a Content-Length. */
 export function limitBodies(overrides: { prefix: string; maxBytes: number }[] = []): MiddlewareHandler<AppEnv> {
   const onError = (): never => {
@@ -58,13 +53,16 @@ export function limitBodies(overrides: { prefix: string; maxBytes: number }[] = 
   const standard = bodyLimit({ maxSize: MAX_BODY_BYTES, onError });
   const special = overrides.map((o) => ({ prefix: o.prefix, mw: bodyLimit({ maxSize: o.maxBytes, onError }) }));
   return (c, next) => {
+    // Reading c.req.raw makes the Node adapter build a full Request (several times the cost of
+    // a small request), so a GET that declares no body skips the check. Body methods always
+    // take it: a streamed body need not be declared in-process.
+    if (!BODY_METHODS.has(c.req.method) && !declaresBody(c.req.header("content-length"), c.req.header("transfer-encoding"))) return next();
     const override = special.find((s) => c.req.path.startsWith(s.prefix));
     return (override?.mw ?? standard)(c, next);
   };
 }
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
-const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * Request bodies are JSON unless a path is listed as taking forms (e.g. file uploads). A body in
@@ -72,7 +70,7 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  */
 export function requireJsonBodies(formPaths: string[] = []): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (BODY_METHODS.has(c.req.method) && hasBody(c.req.raw)) {
+    if (BODY_METHODS.has(c.req.method) && (declaresBody(c.req.header("content-length"), c.req.header("transfer-encoding")) || c.req.raw.body !== null)) {
       const type = c.req.header("content-type") ?? "";
       const formAllowed = formPaths.some((p) => c.req.path.startsWith(p)) && /^(multipart\/form-data|application\/x-www-form-urlencoded)/i.test(type);
       if (!JSON_TYPE.test(type) && !formAllowed) {
@@ -85,8 +83,8 @@ export function requireJsonBodies(formPaths: string[] = []): MiddlewareHandler<A
   };
 }
 
-function hasBody(req: Request): boolean {
-  const length = req.headers.get("content-length");
-  if (length !== null) return length !== "0";
-  return req.body !== null;
+/** HTTP/1.1 frames a request body with Content-Length or Transfer-Encoding; without either there is none. */
+function declaresBody(contentLength: string | undefined, transferEncoding: string | undefined): boolean {
+  if (transferEncoding !== undefined) return true;
+  return contentLength !== undefined && contentLength.trim() !== "0";
 }

@@ -28,7 +28,7 @@ export function createPgDatabase(url: string, options: { max?: number; logger?: 
   return {
     driver: "pg",
     db,
-    session: () => ({ db, release: async () => {} }),
+    session: () => ({ db }),
     async withConnection(fn) {
       const client = await pool.connect();
       try {
@@ -62,7 +62,7 @@ export async function openPgliteDatabase(dataDir: string, logger: Logger): Promi
   return {
     driver: "pglite",
     db,
-    session: () => ({ db, release: async () => {} }),
+    session: () => ({ db }),
     // PGlite is a single connection already.
     withConnection: (fn) => fn(db),
     close: () => client.close(),

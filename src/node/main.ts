@@ -2,6 +2,7 @@ import { serve } from "@hono/node-server";
 import { createApp } from "../app";
 import { ConfigError, parseConfig } from "../config";
 import { createJsonLogger } from "../platform/logger";
+import { createBufferedStdoutSink } from "./log-sink";
 import { buildNodeDeps } from "./deps";
 import { migrateDatabase } from "./migrate";
 
@@ -17,7 +18,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createJsonLogger({ level: config.LOG_LEVEL });
+  const logger = createJsonLogger({ level: config.LOG_LEVEL, sink: createBufferedStdoutSink() });
   const deps = await buildNodeDeps(config, logger);
   await migrateDatabase(deps.database, logger);
 

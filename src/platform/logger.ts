@@ -15,8 +15,21 @@ const SECRET_KEYS = /authorization|cookie|token|secret|password|passkey|api[-_]?
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g;
 const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 
+const SUSPECT = /Bearer|Basic|eyJ/;
+
+/** True when nothing in a flat record could hold a credential, so it can be written as it is. */
+function plainAndSafe(fields: LogFields): boolean {
+  for (const key in fields) {
+    const v = fields[key];
+    if (v !== null && typeof v === "object") return false;
+    if (typeof v === "string" && SUSPECT.test(v)) return false;
+    if (SECRET_KEYS.test(key)) return false;
+  }
+  return true;
+}
+
 export function redact(value: unknown, depth = 0): unknown {
-  if (typeof value === "string") return value.replace(BEARER, "$1 [redacted]").replace(JWT, "[redacted-jwt]");
+  if (typeof value === "string") return SUSPECT.test(value) ? value.replace(BEARER, "$1 [redacted]").replace(JWT, "[redacted-jwt]") : value;
   if (depth > 6 || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
@@ -33,8 +46,9 @@ export function createJsonLogger(options: { level?: LogLevel; sink?: LogSink; cl
   const now = options.clock ?? Date.now;
   const write = (level: Exclude<LogLevel, "silent">, msg: string, fields?: LogFields) => {
     if (RANK[level] < min) return;
-    const entry = { time: new Date(now()).toISOString(), level, msg, ...(fields ? (redact(fields) as LogFields) : {}) };
-    sink(JSON.stringify(entry));
+    // The access log writes a line per request: skip the redacting copy when nothing needs it.
+    const safe = fields === undefined || plainAndSafe(fields) ? fields : (redact(fields) as LogFields);
+    sink(JSON.stringify({ time: new Date(now()).toISOString(), level, msg, ...safe }));
   };
   return {
     debug: (m, f) => write("debug", m, f),

@@ -14,10 +14,10 @@ const name = `neon_t_${randomSuffix()}`;
 const url = Object.assign(new URL(TEST_PG_ADMIN_URL), { pathname: `/${name}` }).toString();
 
 let proxy: NeonWsProxy;
-let database: Database;
+let database: ReturnType<typeof createNeonDatabase>;
 let adminClient: pg.Client;
 
-function neonDatabase(target = url): Database {
+function neonDatabase(target = url) {
   return createNeonDatabase({ url: target, wsProxy: `127.0.0.1:${proxy.port}/v2`, insecure: true, webSocketConstructor: WebSocket });
 }
 

@@ -1,0 +1,240 @@
+import { createHash, randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { exportJWK, generateKeyPair } from "jose";
+
+/**
+ * A real OpenID Connect provider (panva's `oidc-provider`, in-memory adapter, development
+ * interactions) on a loopback port, for end-to-end tests of the Authorization Code + PKCE flow.
+ * `login()` plays the browser with fetch: it follows the redirects by hand, keeps the cookies,
+ * submits the login and consent forms, reads `code` from the redirect to the client and redeems
+ * it at the token endpoint with the PKCE verifier.
+ */
+export interface OidcProviderHandle {
+  issuer: string;
+  clientId: string;
+  login(accountId: string, opts?: { email?: string; roles?: string[] }): Promise<string>;
+  close(): Promise<void>;
+}
+
+// oidc-provider ships no types (and @types/oidc-provider stops at 9.12): the narrow surface used here.
+interface ProviderAccount {
+  accountId: string;
+  claims(use: string, scope: string): Promise<Record<string, unknown>>;
+}
+interface ProviderInstance {
+  issuer: string;
+  callback(): (req: IncomingMessage, res: ServerResponse) => void;
+  on(event: string, listener: (...args: unknown[]) => void): void;
+}
+type ProviderConstructor = new (issuer: string, configuration: Record<string, unknown>) => ProviderInstance;
+
+const CLIENT_ID = "e2e-public-client";
+// A loopback address nothing listens on: the code is read from the Location header, never fetched.
+const REDIRECT_URI = "http://127.0.0.1:9/callback";
+
+async function loadProvider(): Promise<ProviderConstructor> {
+  // A non-literal specifier keeps TypeScript from looking for declarations the package lacks.
+  const specifier: string = "oidc-provider";
+  const mod = (await import(specifier)) as { default: ProviderConstructor };
+  return mod.default;
+}
+
+const base64url = (buf: Buffer) => buf.toString("base64url");
+
+function decodeHtml(value: string): string {
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;|&#x27;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&#x2F;|&#47;/g, "/")
+    .replace(/&amp;/g, "&");
+}
+
+function attribute(tag: string, name: string): string | undefined {
+  const match = new RegExp(`\\s${name}="([^"]*)"`, "i").exec(tag);
+  return match?.[1] === undefined ? undefined : decodeHtml(match[1]);
+}
+
+/** The first form of a page: its action and every input with its value (hidden ones included). */
+function parseForm(html: string): { action: string; fields: Map<string, string> } {
+  const form = /<form\b[^>]*>[\s\S]*?<\/form>/i.exec(html)?.[0];
+  if (!form) throw new Error(`expected a form in the interaction page: ${html.slice(0, 300)}`);
+  const action = attribute(/<form\b[^>]*>/i.exec(form)?.[0] ?? "", "action");
+  if (!action) throw new Error("the interaction form has no action");
+  const fields = new Map<string, string>();
+  for (const [tag] of form.matchAll(/<input\b[^>]*>/gi)) {
+    const name = attribute(tag, "name");
+    if (name) fields.set(name, attribute(tag, "value") ?? "");
+  }
+  return { action, fields };
+}
+
+/** Enough of a cookie jar for one flow against one host: names are unique, paths are ignored. */
+class CookieJar {
+  private readonly cookies = new Map<string, string>();
+
+  store(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = "", ...attrs] = line.split(";");
+      const eq = pair.indexOf("=");
+      if (eq <= 0) continue;
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      const expired = attrs.some((a) => {
+        const [k = "", v = ""] = a.trim().split("=");
+        if (k.toLowerCase() === "max-age") return Number(v) <= 0;
+        if (k.toLowerCase() === "expires") return Date.parse(v) <= Date.now();
+        return false;
+      });
+      if (expired || value === "") this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  }
+}
+
+export async function startOidcProvider(options: { audience: string }): Promise<OidcProviderHandle> {
+  const { audience } = options;
+  const Provider = await loadProvider();
+  const accounts = new Map<string, { email: string; roles: string[] }>();
+  const accountOf = (id: string) => accounts.get(id) ?? { email: `${id}@example.test`, roles: [] };
+  const serverErrors: unknown[] = [];
+
+  const { privateKey } = await generateKeyPair("RS256", { extractable: true });
+  const signingKey = { ...(await exportJWK(privateKey)), kid: `e2e-rs256-${randomBytes(4).toString("hex")}`, alg: "RS256", use: "sig" };
+
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        application_type: "web",
+        token_endpoint_auth_method: "none",
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+      },
+    ],
+    pkce: { required: () => true },
+    jwks: { keys: [signingKey] },
+    cookies: { keys: [randomBytes(32).toString("hex")] },
+    claims: { openid: ["sub"], email: ["email", "email_verified"], roles: ["roles"] },
+    findAccount: async (_ctx: unknown, id: string): Promise<ProviderAccount> => ({
+      accountId: id,
+      claims: async () => {
+        const { email, roles } = accountOf(id);
+        return { sub: id, email, email_verified: true, roles };
+      },
+    }),
+    // What a resource server needs in the access token itself: the email and the roles array.
+    extraTokenClaims: async (_ctx: unknown, token: { kind: string; accountId?: string }) => {
+      if (token.kind !== "AccessToken" || !token.accountId) return undefined;
+      const { email, roles } = accountOf(token.accountId);
+      return { email, roles };
+    },
+    features: {
+      devInteractions: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => audience,
+        // The code carries the defaulted resource; use it at the token endpoint too, otherwise an
+        // `openid` request would get an opaque token meant for the userinfo endpoint.
+        useGrantedResource: () => true,
+        getResourceServerInfo: () => ({ scope: "openid", audience, accessTokenFormat: "jwt", jwt: { sign: { alg: "RS256" } } }),
+      },
+    },
+    ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
+  });
+  provider.on("server_error", (_ctx, err) => serverErrors.push(err));
+  server.on("request", provider.callback());
+
+  async function discover(): Promise<{ authorization_endpoint: string; token_endpoint: string }> {
+    const res = await fetch(`${issuer}/.well-known/openid-configuration`);
+    if (!res.ok) throw new Error(`discovery answered ${res.status}`);
+    return (await res.json()) as { authorization_endpoint: string; token_endpoint: string };
+  }
+
+  async function login(accountId: string, opts: { email?: string; roles?: string[] } = {}): Promise<string> {
+    accounts.set(accountId, { email: opts.email ?? `${accountId}@example.test`, roles: opts.roles ?? [] });
+    const { authorization_endpoint, token_endpoint } = await discover();
+    const jar = new CookieJar();
+    const verifier = base64url(randomBytes(32));
+    const challenge = base64url(createHash("sha256").update(verifier).digest());
+    const state = base64url(randomBytes(12));
+
+    const authUrl = new URL(authorization_endpoint);
+    for (const [k, v] of Object.entries({
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      response_type: "code",
+      scope: "openid email",
+      state,
+      nonce: base64url(randomBytes(12)),
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    })) {
+      authUrl.searchParams.set(k, v);
+    }
+
+    let next: { url: URL; init: RequestInit } = { url: authUrl, init: { method: "GET" } };
+    let code: string | undefined;
+    for (let step = 0; step < 20 && code === undefined; step += 1) {
+      const res = await fetch(next.url, { ...next.init, redirect: "manual", headers: { ...(next.init.headers as Record<string, string>), cookie: jar.header() } });
+      jar.store(res);
+      const location = res.headers.get("location");
+      if (res.status >= 300 && res.status < 400 && location) {
+        await res.body?.cancel();
+        const target = new URL(location, next.url);
+        if (target.href.startsWith(REDIRECT_URI)) {
+          const error = target.searchParams.get("error");
+          if (error) throw new Error(`authorization failed: ${error}: ${target.searchParams.get("error_description") ?? ""}`);
+          if (target.searchParams.get("state") !== state) throw new Error("state mismatch on the callback");
+          code = target.searchParams.get("code") ?? undefined;
+          if (!code) throw new Error(`callback without a code: ${target.href}`);
+        } else {
+          next = { url: target, init: { method: "GET" } };
+        }
+        continue;
+      }
+      const html = await res.text();
+      if (res.status !== 200) throw new Error(`interaction answered ${res.status}: ${html.slice(0, 500)} ${serverErrors.map(String).join("; ")}`);
+      // A login or consent page: fill in the login (any password passes the dev interaction) and submit.
+      const { action, fields } = parseForm(html);
+      if (fields.has("login")) fields.set("login", accountId);
+      if (fields.has("password")) fields.set("password", "any-password");
+      next = {
+        url: new URL(action, next.url),
+        init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams([...fields]).toString() },
+      };
+    }
+    if (!code) throw new Error("the authorization flow did not reach the callback");
+
+    const tokenRes = await fetch(token_endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT_URI, code_verifier: verifier, client_id: CLIENT_ID }).toString(),
+    });
+    const body = (await tokenRes.json()) as { access_token?: string; token_type?: string; error?: string; error_description?: string };
+    if (!tokenRes.ok || !body.access_token) throw new Error(`token endpoint answered ${tokenRes.status}: ${body.error ?? ""} ${body.error_description ?? ""}`);
+    return body.access_token;
+  }
+
+  return {
+    issuer: provider.issuer,
+    clientId: CLIENT_ID,
+    login,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
