@@ -7,8 +7,12 @@ import { healthRoutes } from "./routes/health";
 import { apiKeyRoutes } from "./routes/admin/api-keys";
 import { authTestRoutes } from "./routes/auth/test";
 import { observabilityRoutes } from "./routes/admin/observability";
+import { coinAdminRoutes } from "./routes/admin/coins";
+import { subscriptionRoutes } from "./routes/subscriptions";
+import { walletRoutes } from "./routes/wallet";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
-import { cachedTierLookup, everyoneStandard } from "./services/tiers/port";
+import { cachedTierLookup } from "./services/tiers/port";
+import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
 import { createUserCache } from "./services/users/ensure-user";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -20,10 +24,12 @@ export const OPENAPI_PATH = "/openapi.json";
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   const now = () => deps.clock.now();
+  const tierSource = deps.tierLookup ?? subscriptionTierLookup(deps.clock);
   const runtime: Runtime = {
+    tierSource,
     users: createUserCache(now),
     lastUsed: createLastUsedRecorder(),
-    tiers: cachedTierLookup(deps.tierLookup ?? everyoneStandard, now),
+    tiers: cachedTierLookup(tierSource, now),
     metrics: { rateLimitFailOpen: 0 },
   };
 
@@ -35,6 +41,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", authTestRoutes);
   app.route("/", apiKeyRoutes);
   app.route("/", observabilityRoutes);
+  app.route("/", walletRoutes);
+  app.route("/", subscriptionRoutes);
+  app.route("/", coinAdminRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -60,6 +60,8 @@ export const configSchema = z
     PLATFORM_AGENT_URL: optional(httpUrl),
     OBSERVABILITY_TOKEN: optional(z.string().min(16, "must be at least 16 characters")),
     AGENTS_HOST: optional(z.string()),
+    /** The most coins one transfer or award may move; larger amounts answer 400. */
+    WALLET_MAX_TRANSFER: withDefault(z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER), 1_000_000),
 
     CARD_A_API_URL: optional(httpUrl),
     CARD_A_API_KEY: optional(z.string()),

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { check, index, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, bigserial, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
  * A person on the platform. `subject` is the identity provider's `sub`; the row is created on
@@ -12,6 +12,8 @@ export const users = pgTable(
     subject: text("subject").notNull().unique(),
     email: text("email"),
     role: text("role").notNull().default("user"),
+    /** Shown on leaderboards and cards; the profile sets it. */
+    displayName: text("display_name"),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true, mode: "date" }),
   },
@@ -46,3 +48,115 @@ export const vmHeartbeats = pgTable("vm_heartbeats", {
   payload: jsonb("payload").notNull(),
   receivedAt: timestamp("received_at", { withTimezone: true, mode: "date" }).notNull(),
 });
+
+/**
+ * Ledger accounts: one wallet per user plus system accounts (mint, subscription revenue, …).
+ * `balance` is the sum of the account's postings, kept in the same transaction as each posting;
+ * a wallet can never go below zero (CHECK), system accounts can (the mint is negative by the
+ * coins it issued), and all balances together always sum to zero.
+ */
+export const ledgerAccounts = pgTable(
+  "ledger_accounts",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").notNull(),
+    userId: text("user_id").references(() => users.id),
+    balance: bigint("balance", { mode: "number" }).notNull().default(0),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [
+    check("ledger_accounts_kind_check", sql`${t.kind} in ('wallet', 'mint', 'subscription_revenue')`),
+    check("ledger_accounts_wallet_owner_check", sql`(${t.kind} = 'wallet') = (${t.userId} is not null)`),
+    check("ledger_accounts_wallet_nonnegative", sql`${t.kind} <> 'wallet' or ${t.balance} >= 0`),
+    uniqueIndex("ledger_accounts_user_wallet_idx").on(t.userId),
+    index("ledger_accounts_wallet_balance_idx").on(t.balance).where(sql`${t.kind} = 'wallet'`),
+  ],
+);
+
+/** One business event (a transfer, an award, a subscription payment, a funding credit). */
+export const ledgerTransactions = pgTable(
+  "ledger_transactions",
+  {
+    id: text("id").primaryKey(),
+    type: text("type").notNull(),
+    note: text("note"),
+    actorUserId: text("actor_user_id").references(() => users.id),
+    /** Where the money came from outside (a payment id), so it is credited at most once. */
+    externalRef: text("external_ref").unique(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [check("ledger_transactions_type_check", sql`${t.type} in ('transfer', 'award', 'subscription', 'funding')`)],
+);
+
+/** Immutable, balanced (per transaction) movements; corrections are new transactions. */
+export const ledgerPostings = pgTable(
+  "ledger_postings",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    transactionId: text("transaction_id")
+      .notNull()
+      .references(() => ledgerTransactions.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => ledgerAccounts.id),
+    amount: bigint("amount", { mode: "number" }).notNull(),
+    balanceAfter: bigint("balance_after", { mode: "number" }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [
+    check("ledger_postings_nonzero", sql`${t.amount} <> 0`),
+    index("ledger_postings_account_idx").on(t.accountId, t.id),
+    index("ledger_postings_transaction_idx").on(t.transactionId),
+  ],
+);
+
+/**
+ * Idempotency keys per caller. A completed key holds the response to replay; the effect and the
+ * completion are written in one transaction, so a replay never repeats or loses an effect.
+ */
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    userId: text("user_id").notNull(),
+    key: text("key").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    status: text("status").notNull(),
+    responseStatus: integer("response_status"),
+    responseBody: jsonb("response_body"),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    completedAt: timestamp("completed_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.key] }),
+    check("idempotency_keys_status_check", sql`${t.status} in ('in_flight', 'done')`),
+    index("idempotency_keys_created_idx").on(t.createdAt),
+  ],
+);
+
+export const plans = pgTable("plans", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  priceCoins: integer("price_coins").notNull(),
+  periodDays: integer("period_days").notNull(),
+  description: text("description").notNull(),
+});
+
+/** One row per subscriber: subscribing again extends or replaces the current period. */
+export const subscriptions = pgTable(
+  "subscriptions",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .unique()
+      .references(() => users.id),
+    planId: text("plan_id")
+      .notNull()
+      .references(() => plans.id),
+    currentPeriodStart: timestamp("current_period_start", { withTimezone: true, mode: "date" }).notNull(),
+    currentPeriodEnd: timestamp("current_period_end", { withTimezone: true, mode: "date" }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [index("subscriptions_period_end_idx").on(t.currentPeriodEnd)],
+);

@@ -2,6 +2,7 @@ import type { Principal } from "../auth/principal";
 import type { AppDeps } from "../deps";
 import type { Db } from "../db/port";
 import type { LastUsedRecorder } from "../services/api-keys/keys";
+import type { IdempotencyHandle } from "../services/idempotency/keys";
 import type { TierLookup } from "../services/tiers/port";
 import type { UserCache } from "../services/users/ensure-user";
 
@@ -11,7 +12,10 @@ export type ErrorShape = "standard" | "ai";
 export interface Runtime {
   users: UserCache;
   lastUsed: LastUsedRecorder;
+  /** Cached briefly: the rate limiter asks on every request. */
   tiers: TierLookup;
+  /** Uncached, for answers that must be current (the wallet overview). */
+  tierSource: TierLookup;
   metrics: { rateLimitFailOpen: number };
   /** Learnt on the first deferred task: Workers have an execution context, Node does not. */
   hasExecutionContext?: boolean;
@@ -26,6 +30,8 @@ export interface AppVariables {
   /** Set once the caller is known; the access log reads it. */
   userId?: string;
   errorShape?: ErrorShape;
+  /** Present when the request carries an Idempotency-Key the caller now holds. */
+  idempotency?: IdempotencyHandle;
   /** The language an AI route answers in; shape 2 errors echo it. */
   language?: string;
 }

@@ -34,11 +34,13 @@ const MIDDLEWARE = {
  * with the declaration, so a route cannot be added without them, and the OpenAPI document shows
  * its security and error responses.
  */
-export function protectedRoute<R extends Omit<RouteConfig, "middleware" | "security"> & { path: string }>(access: Access, config: R) {
+export function protectedRoute<R extends Omit<RouteConfig, "security"> & { path: string }>(access: Access, config: R) {
+  const own = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
   return createRoute({
     ...config,
     security: [{ bearer: [] }],
-    middleware: [...MIDDLEWARE[access]],
+    // The route's own middleware (e.g. idempotency) runs once the caller is known and counted.
+    middleware: [...MIDDLEWARE[access], ...own],
     responses: {
       ...COMMON_ERRORS,
       ...(access === "admin" ? { 403: error("Authenticated, but not an admin") } : {}),

@@ -23,6 +23,15 @@ export const ROUTES: RouteCase[] = [
   { method: "DELETE", template: "/api/v1/admin/api-keys/{keyId}", access: "admin" },
   { method: "POST", template: "/api/v1/admin/observability/vms/{vmId}/heartbeat", access: "observability", body: { cpuPercent: 12 } },
   { method: "GET", template: "/api/v1/admin/observability/vms", access: "admin" },
+  { method: "GET", template: "/api/v1/wallet/overview", access: "user" },
+  { method: "POST", template: "/api/v1/wallet/transfer", access: "user", body: { toUserId: "usr_nobody", amount: 1 } },
+  { method: "POST", template: "/api/v1/wallet/coins/award", access: "admin", body: { userId: "usr_nobody", amount: 1, reason: "matrix" } },
+  { method: "GET", template: "/api/v1/wallet/leaderboard", access: "user" },
+  { method: "GET", template: "/api/v1/wallet/transactions", access: "user" },
+  { method: "GET", template: "/api/v1/subscriptions/plans", access: "user" },
+  { method: "GET", template: "/api/v1/subscriptions/current", access: "user" },
+  { method: "POST", template: "/api/v1/subscriptions", access: "user", body: { planId: "premium" } },
+  { method: "GET", template: "/api/v1/admin/coins/mint/state", access: "admin" },
 ];
 
 export function concretePath(route: RouteCase): string {

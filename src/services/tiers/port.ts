@@ -8,8 +8,6 @@ export interface TierLookup {
   tierOf(db: Db, userId: string): Promise<Tier>;
 }
 
-export const everyoneStandard: TierLookup = { tierOf: async () => "standard" };
-
 /**
  * Caches answers briefly per instance: the rate limiter asks on every request, and a new
  * subscriber's higher limits may take up to `ttlMs` to apply.

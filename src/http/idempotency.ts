@@ -1,0 +1,45 @@
+import type { MiddlewareHandler } from "hono";
+import { ApiError } from "../errors";
+import { sha256Hex } from "../platform/hash";
+import { claimKey, completeKey, purgeExpiredKeys, releaseKey, type IdempotencyHandle } from "../services/idempotency/keys";
+import { principalOf } from "./auth";
+import { defer } from "./defer";
+import type { AppEnv } from "./env";
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * `Idempotency-Key` as Stripe has it: the same key and body replay the first response and the
+ * effect happens once; the same key with another body, or while the first is in flight, is 409.
+ * Services that move money complete the key inside their own transaction (see
+ * `c.var.idempotency`); any other answer below 500 is recorded here, and a 5xx frees the key.
+ */
+export const idempotent: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const key = c.req.header("idempotency-key");
+  if (key === undefined) return next();
+  if (!KEY.test(key)) {
+    throw new ApiError("invalid_input", "Idempotency-Key must be 1 to 255 visible ASCII characters", {
+      details: [{ path: "(header) idempotency-key", message: "1 to 255 visible ASCII characters" }],
+    });
+  }
+  const { db, deps } = c.var;
+  const handle: IdempotencyHandle = { userId: principalOf(c).userId, key };
+  const fingerprint = await sha256Hex(`${c.req.method} ${c.req.path}\n${await c.req.text()}`);
+  const now = deps.clock.now();
+  const claim = await claimKey(db, { ...handle, fingerprint, now });
+  if (claim.state === "replay") {
+    return c.json(claim.body as object, claim.status as 200, { "Idempotent-Replayed": "true" });
+  }
+  // Roughly one claim in a hundred also sweeps keys past their retention.
+  if ((deps.random.bytes(1)[0] ?? 0) < 3) defer(c, purgeExpiredKeys(db, now), "idempotency key purge");
+
+  c.set("idempotency", handle);
+  await next();
+  if (c.res.status >= 500) {
+    await releaseKey(db, handle);
+    return;
+  }
+  // No-op when the service already completed the key with its effect.
+  const body = await c.res.clone().json().catch(() => null);
+  await completeKey(db, handle, c.res.status, body, deps.clock.now());
+};

@@ -1,0 +1,140 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../../db/port";
+import { queryRows } from "../../db/rows";
+import { ApiError } from "../../errors";
+import type { KeyValueStore } from "../../kv/port";
+import type { IdGenerator } from "../../platform/ids";
+import type { Tier } from "../tiers/port";
+import { ensureWallet, walletBalance, type LedgerTxType } from "./ledger";
+
+export interface Overview {
+  walletId: string;
+  userId: string;
+  balance: number;
+  coins: number;
+  tier: Tier;
+}
+
+export async function overview(db: Db, ids: IdGenerator, userId: string, tier: Tier): Promise<Overview> {
+  const walletId = await ensureWallet(db, userId, ids);
+  const balance = (await walletBalance(db, userId))?.balance ?? 0;
+  return { walletId, userId, balance, coins: balance, tier };
+}
+
+export interface HistoryEntry {
+  id: string;
+  type: LedgerTxType;
+  amount: number;
+  direction: "credit" | "debit";
+  signedAmount: number;
+  counterparty: { kind: "user" | "mint" | "subscription_revenue"; userId: string | null; displayName: string | null };
+  balanceAfter: number;
+  note: string | null;
+  createdAt: string;
+}
+
+/** Cursors are opaque to clients; inside they name the last posting seen. */
+export function encodeCursor(postingId: number): string {
+  return btoa(`p:${postingId}`).replace(/=+$/, "");
+}
+
+export function decodeCursor(cursor: string): number {
+  let text = "";
+  try {
+    text = atob(cursor);
+  } catch {
+    // fall through to the error below
+  }
+  const m = /^p:(\d{1,15})$/.exec(text);
+  if (!m) throw new ApiError("invalid_input", "malformed cursor", { details: [{ path: "cursor", message: "use the nextCursor of a previous page" }] });
+  return Number(m[1]);
+}
+
+/** The caller's own history, newest first, keyset-paged by posting id. */
+export async function history(db: Db, userId: string, limit: number, cursor?: string): Promise<{ transactions: HistoryEntry[]; nextCursor: string | null }> {
+  const before = cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeCursor(cursor);
+  const rows = await queryRows<{
+    posting_id: string;
+    amount: string;
+    balance_after: string;
+    created_at: Date | string;
+    txn_id: string;
+    type: LedgerTxType;
+    note: string | null;
+    cp_kind: HistoryEntry["counterparty"]["kind"] | null;
+    cp_user: string | null;
+    cp_name: string | null;
+  }>(
+    db,
+    sql`select p.id::text as posting_id, p.amount::text as amount, p.balance_after::text as balance_after, p.created_at,
+               t.id as txn_id, t.type, t.note, cp.kind as cp_kind, cp.user_id as cp_user, cu.display_name as cp_name
+        from ledger_postings p
+        join ledger_accounts a on a.id = p.account_id
+        join ledger_transactions t on t.id = p.transaction_id
+        left join lateral (
+          select oa.kind, oa.user_id from ledger_postings o join ledger_accounts oa on oa.id = o.account_id
+          where o.transaction_id = p.transaction_id and o.account_id <> p.account_id limit 1
+        ) cp on true
+        left join users cu on cu.id = cp.user_id
+        where a.user_id = ${userId} and p.id < ${before}
+        order by p.id desc
+        limit ${limit + 1}`,
+  );
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    transactions: page.map((r) => {
+      const signed = Number(r.amount);
+      return {
+        id: r.txn_id,
+        type: r.type,
+        amount: Math.abs(signed),
+        direction: signed > 0 ? "credit" : "debit",
+        signedAmount: signed,
+        counterparty: { kind: r.cp_kind ?? "mint", userId: r.cp_user, displayName: r.cp_name },
+        balanceAfter: Number(r.balance_after),
+        note: r.note,
+        createdAt: new Date(r.created_at).toISOString(),
+      };
+    }),
+    nextCursor: rows.length > limit && last ? encodeCursor(Number(last.posting_id)) : null,
+  };
+}
+
+export interface LeaderboardEntry {
+  rank: number;
+  userId: string;
+  displayName: string;
+  coins: number;
+}
+
+const LEADERBOARD_TTL_MS = 30_000;
+
+/**
+ * Top wallets by coins. Served from the store for up to 30 s: the board is read far more often
+ * than it changes in a way anyone would notice.
+ */
+export async function leaderboard(db: Db, kv: KeyValueStore, limit: number, offset: number): Promise<{ entries: LeaderboardEntry[]; nextOffset: number | null }> {
+  const cacheKey = `wallet:leaderboard:${offset}:${limit}`;
+  const cached = await kv.get(cacheKey).catch(() => null);
+  if (cached) return JSON.parse(cached) as { entries: LeaderboardEntry[]; nextOffset: number | null };
+  const rows = await queryRows<{ user_id: string; display_name: string | null; balance: string }>(
+    db,
+    sql`select a.user_id, u.display_name, a.balance::text as balance
+        from ledger_accounts a join users u on u.id = a.user_id
+        where a.kind = 'wallet' and a.balance > 0
+        order by a.balance desc, a.user_id asc
+        limit ${limit + 1} offset ${offset}`,
+  );
+  const result = {
+    entries: rows.slice(0, limit).map((r, i) => ({
+      rank: offset + i + 1,
+      userId: r.user_id,
+      displayName: r.display_name ?? `Member ${r.user_id.slice(-6)}`,
+      coins: Number(r.balance),
+    })),
+    nextOffset: rows.length > limit ? offset + limit : null,
+  };
+  await kv.set(cacheKey, JSON.stringify(result), { ttlMs: LEADERBOARD_TTL_MS }).catch(() => false);
+  return result;
+}

@@ -1,0 +1,75 @@
+import { eq } from "drizzle-orm";
+import { users } from "../../db/schema";
+import { ApiError } from "../../errors";
+import { assertAdmin, type Principal } from "../../auth/principal";
+import { completeKey } from "../idempotency/keys";
+import type { MoneyContext } from "./context";
+import { MINT_ACCOUNT, ensureWallet, postTransaction } from "./ledger";
+
+export interface TransferResult {
+  success: true;
+  balance: number;
+  transferredAmount: number;
+}
+
+function checkAmount(amount: number, max: number): void {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw new ApiError("invalid_input", "amount must be a positive whole number of coins", { details: [{ path: "amount", message: "positive integer" }] });
+  if (amount > max) throw new ApiError("invalid_input", `amount exceeds the single-transfer cap of ${max} coins`, { details: [{ path: "amount", message: `at most ${max}` }] });
+}
+
+async function requireUser(m: MoneyContext, userId: string): Promise<void> {
+  const [row] = await m.db.select({ id: users.id }).from(users).where(eq(users.id, userId));
+  if (!row) throw new ApiError("not_found", "no such user");
+}
+
+/** Moves coins between two people in one ledger transaction; the sender's wallet cannot overdraw. */
+export async function transfer(m: MoneyContext, actor: Principal, input: { toUserId: string; amount: number; note?: string }): Promise<TransferResult> {
+  if (input.toUserId === actor.userId) throw new ApiError("invalid_input", "cannot transfer to yourself", { details: [{ path: "toUserId", message: "must be someone else" }] });
+  checkAmount(input.amount, m.maxTransfer);
+  await requireUser(m, input.toUserId);
+  return m.db.transaction(async (tx) => {
+    const [from, to] = [await ensureWallet(tx, actor.userId, m.ids), await ensureWallet(tx, input.toUserId, m.ids)];
+    const balances = await postTransaction(tx, {
+      id: m.ids.next("txn"),
+      type: "transfer",
+      note: input.note ?? null,
+      actorUserId: actor.userId,
+      postings: [
+        { accountId: from, amount: -input.amount },
+        { accountId: to, amount: input.amount },
+      ],
+    });
+    const result: TransferResult = { success: true, balance: balances.get(from) ?? 0, transferredAmount: input.amount };
+    if (m.idempotency) await completeKey(tx, m.idempotency, 200, result, m.now);
+    return result;
+  });
+}
+
+export interface AwardResult {
+  success: true;
+  balance: number;
+  awardedAmount: number;
+}
+
+/** An admin grants coins; they enter the platform from the mint. */
+export async function awardCoins(m: MoneyContext, actor: Principal, input: { userId: string; amount: number; reason: string }): Promise<AwardResult> {
+  assertAdmin(actor);
+  checkAmount(input.amount, m.maxTransfer);
+  await requireUser(m, input.userId);
+  return m.db.transaction(async (tx) => {
+    const wallet = await ensureWallet(tx, input.userId, m.ids);
+    const balances = await postTransaction(tx, {
+      id: m.ids.next("txn"),
+      type: "award",
+      note: input.reason,
+      actorUserId: actor.userId,
+      postings: [
+        { accountId: MINT_ACCOUNT, amount: -input.amount },
+        { accountId: wallet, amount: input.amount },
+      ],
+    });
+    const result: AwardResult = { success: true, balance: balances.get(wallet) ?? 0, awardedAmount: input.amount };
+    if (m.idempotency) await completeKey(tx, m.idempotency, 200, result, m.now);
+    return result;
+  });
+}
