@@ -55,35 +55,64 @@ interface VerifierOptions {
   rolesClaim: string;
   clock: Clock;
   getKey: JWTVerifyGetKey;
+  /** Whether the key that signed a remembered token is still published (rotation removes keys). */
+  keyIsCurrent: (kid: string | undefined) => boolean;
 }
 
+/** Verified tokens are remembered this long at most (and never past their expiry). */
+const VERIFIED_CACHE_MS = 60_000;
+const VERIFIED_CACHE_MAX = 5_000;
+
 function buildVerifier(o: VerifierOptions): TokenVerifier {
+  // A client sends the same token on every request until it expires. Checking its signature
+  // each time is most of an authenticated request's cost, so a verified token is remembered,
+  // keyed by the whole token: any change to it misses the cache and is verified afresh.
+  const verified = new Map<string, { result: VerifiedToken; until: number; kid: string | undefined }>();
   return {
     issuer: o.issuer,
     async verify(token) {
-      let payload: JWTPayload;
-      try {
-        ({ payload } = await jwtVerify(token, o.getKey, {
-          issuer: o.issuer,
-          audience: o.audience,
-          algorithms: ALLOWED_ALGORITHMS,
-          clockTolerance: CLOCK_TOLERANCE_S,
-          currentDate: new Date(o.clock.now()),
-          requiredClaims: ["sub", "exp"],
-        }));
-      } catch (err) {
-        throw new TokenRejected(describeFailure(err));
+      const now = o.clock.now();
+      const hit = verified.get(token);
+      if (hit) {
+        if (hit.until > now && o.keyIsCurrent(hit.kid)) return hit.result;
+        verified.delete(token);
       }
-      if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255) throw new TokenRejected("bad sub");
-      const email = typeof payload.email === "string" ? payload.email : null;
-      return { subject: payload.sub, email, roles: readRoles(payload, o.rolesClaim) };
+      const result = await verifyOnce(o, token);
+      if (verified.size >= VERIFIED_CACHE_MAX) verified.clear();
+      verified.set(token, { result: result.token, until: Math.min(now + VERIFIED_CACHE_MS, result.expiresAt), kid: result.kid });
+      return result.token;
     },
   };
 }
 
+async function verifyOnce(o: VerifierOptions, token: string): Promise<{ token: VerifiedToken; expiresAt: number; kid: string | undefined }> {
+  let payload: JWTPayload;
+  let kid: string | undefined;
+  try {
+    ({ payload, protectedHeader: { kid } } = await jwtVerify(token, o.getKey, {
+      issuer: o.issuer,
+      audience: o.audience,
+      algorithms: ALLOWED_ALGORITHMS,
+      clockTolerance: CLOCK_TOLERANCE_S,
+      currentDate: new Date(o.clock.now()),
+      requiredClaims: ["sub", "exp"],
+    }));
+  } catch (err) {
+    throw new TokenRejected(describeFailure(err));
+  }
+  if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255) throw new TokenRejected("bad sub");
+  const email = typeof payload.email === "string" ? payload.email : null;
+  return {
+    token: { subject: payload.sub, email, roles: readRoles(payload, o.rolesClaim) },
+    // jwtVerify required exp; the cache must not outlive it.
+    expiresAt: (payload.exp ?? 0) * 1000,
+    kid,
+  };
+}
+
 /** A verifier over a fixed key set: the development issuer, whose public key we hold ourselves. */
-export function createLocalVerifier(o: Omit<VerifierOptions, "getKey"> & { jwks: JSONWebKeySet }): TokenVerifier {
-  return buildVerifier({ ...o, getKey: createLocalJWKSet(o.jwks) });
+export function createLocalVerifier(o: Omit<VerifierOptions, "getKey" | "keyIsCurrent"> & { jwks: JSONWebKeySet }): TokenVerifier {
+  return buildVerifier({ ...o, getKey: createLocalJWKSet(o.jwks), keyIsCurrent: () => true });
 }
 
 interface DiscoveryDocument {
@@ -110,6 +139,9 @@ export function createOidcVerifier(o: {
   const cacheKey = `oidc:jwks:${issuer}`;
   const discoveryKey = `oidc:discovery:${issuer}`;
   const fetchImpl = (url: string, init: RequestInit) => o.fetch(url, init);
+  let liveCache: ExportedJWKSCache | Record<string, never> | undefined;
+  let kids = new Set<string | undefined>();
+  let kidsUat: number | undefined;
   let resolver: Promise<{ getKey: ReturnType<typeof createRemoteJWKSet>; cache: ExportedJWKSCache | Record<string, never> }> | undefined;
 
   async function discover(): Promise<string> {
@@ -143,6 +175,7 @@ export function createOidcVerifier(o: {
       throw err;
     });
     const { getKey: remote, cache } = await resolver;
+    liveCache = cache;
     const before = "uat" in cache ? cache.uat : undefined;
     try {
       return await remote(args[0], args[1] as never);
@@ -156,5 +189,14 @@ export function createOidcVerifier(o: {
     }
   }
 
-  return buildVerifier({ issuer: o.issuer, audience: o.audience, rolesClaim: o.rolesClaim, clock: o.clock, getKey: getKey as JWTVerifyGetKey });
+  // jose refreshes the cache object in place; the kid set is rebuilt only when it did.
+  const keyIsCurrent = (kid: string | undefined) => {
+    if (!liveCache || !("uat" in liveCache)) return false;
+    if (liveCache.uat !== kidsUat) {
+      kids = new Set(liveCache.jwks.keys.map((k) => k.kid));
+      kidsUat = liveCache.uat;
+    }
+    return kids.has(kid);
+  };
+  return buildVerifier({ issuer: o.issuer, audience: o.audience, rolesClaim: o.rolesClaim, clock: o.clock, getKey: getKey as JWTVerifyGetKey, keyIsCurrent });
 }
