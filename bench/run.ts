@@ -1,5 +1,6 @@
 import { benchAuth } from "./auth";
 import { benchHttp } from "./http";
+import { benchWallet } from "./wallet";
 
 /** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N]` */
 const [name = "http", ...rest] = process.argv.slice(2);
@@ -12,6 +13,7 @@ const flag = (key: string, fallback: number) => {
 const benches: Record<string, () => Promise<void>> = {
   auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
+  wallet: () => benchWallet({ seconds: flag("seconds", 8), rounds: flag("rounds", 1), connections: flag("connections", 16), users: flag("users", 1000) }),
 };
 
 const bench = benches[name];

@@ -87,6 +87,9 @@ function createPool(options: NeonDatabaseOptions, settings: Partial<NeonConfig>)
   // An idle connection dropped by the server emits 'error' on the pool; without a listener that
   // would be an uncaught exception. The next query on the pool reports the failure instead.
   pool.on("error", () => {});
+  // A connection lost while a request holds it emits 'error' on the client, not the pool; the
+  // failed query rejects on its own, so the event only needs a listener.
+  pool.on("connect", (client: { on(event: "error", listener: () => void): unknown }) => client.on("error", () => {}));
   if (Object.keys(settings).length > 0) {
     const Base = pool.Client;
     pool.Client = class extends Base {

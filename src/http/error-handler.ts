@@ -8,8 +8,10 @@ function toApiError(err: unknown): ApiError {
   if (err instanceof HTTPException) {
     const code = codeForStatus(err.status);
     // Hono raises 400 with this text for a body that is not valid JSON.
-    const message = /malformed json/i.test(err.message) ? "malformed JSON body" : code === "internal_error" ? undefined : err.message || undefined;
-    return new ApiError(code, message, { cause: err });
+    if (/malformed json/i.test(err.message)) {
+      return new ApiError("invalid_input", "malformed JSON body", { cause: err, details: [{ path: "(body)", message: "not valid JSON" }] });
+    }
+    return new ApiError(code, code === "internal_error" ? undefined : err.message || undefined, { cause: err });
   }
   return new ApiError("internal_error", undefined, { cause: err });
 }

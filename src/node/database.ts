@@ -24,6 +24,13 @@ export function createPgDatabase(url: string, options: { max?: number; logger?: 
   });
   // An idle client that loses its server emits 'error' on the pool; unhandled, it would crash the process.
   pool.on("error", (err) => options.logger?.warn("postgres pool client error", { err: err.message }));
+  // The pool listens only while a client is idle. A checked-out client whose server goes away
+  // (backend terminated, network cut mid-transaction) emits 'error' with nobody listening, which
+  // crashes the process. Its query fails on its own and release() drops the dead client, so
+  // here the error only needs a listener.
+  pool.on("connect", (client) => {
+    client.on("error", (err) => options.logger?.warn("postgres client error", { err: err.message }));
+  });
   const db = drizzlePg({ client: pool, schema }) as unknown as Db;
   return {
     driver: "pg",

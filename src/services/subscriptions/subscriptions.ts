@@ -71,6 +71,7 @@ export async function subscribe(m: MoneyContext, actor: Principal, planId: strin
     const balances = await postTransaction(tx, {
       id: m.ids.next("txn"),
       type: "subscription",
+      at: now,
       note: `${plan.name} plan, ${plan.periodDays} days`,
       actorUserId: actor.userId,
       postings: [

@@ -72,7 +72,7 @@ export async function history(db: Db, userId: string, limit: number, cursor?: st
         join ledger_accounts a on a.id = p.account_id
         join ledger_transactions t on t.id = p.transaction_id
         left join lateral (
-          select oa.kind, oa.user_id from ledger_postings o join ledger_accounts oa on oa.id = o.account_id
+          select case when oa.kind = 'wallet' then 'user' else oa.kind end as kind, oa.user_id from ledger_postings o join ledger_accounts oa on oa.id = o.account_id
           where o.transaction_id = p.transaction_id and o.account_id <> p.account_id limit 1
         ) cp on true
         left join users cu on cu.id = cp.user_id

@@ -33,10 +33,12 @@ export interface PostingInput {
  * (trigger), refuses a wallet overdraft (CHECK) and an unbalanced transaction (deferred
  * trigger). Postings are inserted in account-id order so concurrent transactions lock accounts
  * in the same order and cannot deadlock. Returns each account's balance after the posting.
+ * `at` (the app clock's now) stamps the rows, so reports that cut by day on the app clock (the
+ * supply's `issuedToday`) agree with them; the database's own now() is another clock.
  */
 export async function postTransaction(
   tx: Tx,
-  input: { id: string; type: LedgerTxType; note?: string | null; actorUserId?: string | null; externalRef?: string | null; postings: PostingInput[] },
+  input: { id: string; type: LedgerTxType; at: Date; note?: string | null; actorUserId?: string | null; externalRef?: string | null; postings: PostingInput[] },
 ): Promise<Map<string, number>> {
   const sum = input.postings.reduce((s, p) => s + p.amount, 0);
   if (sum !== 0) throw new Error(`unbalanced ledger transaction (${sum})`);
@@ -46,11 +48,12 @@ export async function postTransaction(
     note: input.note ?? null,
     actorUserId: input.actorUserId ?? null,
     externalRef: input.externalRef ?? null,
+    createdAt: input.at,
   });
   const rows = [...input.postings]
     .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
     // balance_after is filled in by the database trigger.
-    .map((p) => ({ transactionId: input.id, accountId: p.accountId, amount: p.amount, balanceAfter: 0 }));
+    .map((p) => ({ transactionId: input.id, accountId: p.accountId, amount: p.amount, balanceAfter: 0, createdAt: input.at }));
   try {
     const inserted = await tx.insert(ledgerPostings).values(rows).returning({ accountId: ledgerPostings.accountId, balanceAfter: ledgerPostings.balanceAfter });
     return new Map(inserted.map((r) => [r.accountId, r.balanceAfter]));

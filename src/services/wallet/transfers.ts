@@ -32,6 +32,7 @@ export async function transfer(m: MoneyContext, actor: Principal, input: { toUse
     const balances = await postTransaction(tx, {
       id: m.ids.next("txn"),
       type: "transfer",
+      at: new Date(m.now),
       note: input.note ?? null,
       actorUserId: actor.userId,
       postings: [
@@ -61,6 +62,7 @@ export async function awardCoins(m: MoneyContext, actor: Principal, input: { use
     const balances = await postTransaction(tx, {
       id: m.ids.next("txn"),
       type: "award",
+      at: new Date(m.now),
       note: input.reason,
       actorUserId: actor.userId,
       postings: [
