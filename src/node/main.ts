@@ -18,7 +18,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createJsonLogger({ level: config.LOG_LEVEL, sink: createBufferedStdoutSink() });
+  const sink = createBufferedStdoutSink();
+  const logger = createJsonLogger({ level: config.LOG_LEVEL, sink });
   const deps = await buildNodeDeps(config, logger);
   await migrateDatabase(deps.database, logger);
 
@@ -33,7 +34,10 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info("shutting down", { signal });
     server.close(() => {
-      void deps.close().then(() => process.exit(0));
+      void deps.close().then(() => {
+        sink.flush();
+        process.exit(0);
+      });
     });
     // Open keep-alive connections would hold close() forever.
     setTimeout(() => process.exit(0), 5_000).unref();

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { PG, pgError } from "../../db/errors";
 import { queryRows } from "../../db/rows";
@@ -15,12 +15,46 @@ export type LedgerTxType = "transfer" | "award" | "subscription" | "funding";
 /** A drizzle transaction handle; the same query API as Db. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
-/** The user's wallet account, created on first use (concurrent first uses meet at the unique index). */
+/**
+ * The users' wallet accounts, created on first use, in one round trip. Concurrent first uses
+ * meet at the unique index. An unknown user id answers 404 (the foreign key refuses it).
+ */
+export async function ensureWallets(db: Db | Tx, userIds: string[], ids: IdGenerator): Promise<Map<string, string>> {
+  const input = sql.join(
+    userIds.map((u) => sql`(${u}, ${ids.next("wal")})`),
+    sql`, `,
+  );
+  let rows: { id: string; user_id: string }[];
+  try {
+    // The second SELECT reads the statement's snapshot: it finds wallets that already existed,
+    // and RETURNING gives the ones this statement created.
+    rows = await queryRows(
+      db as Db,
+      sql`with input(user_id, new_id) as (values ${input}),
+          created as (
+            insert into ledger_accounts (id, kind, user_id) select new_id, 'wallet', user_id from input
+            on conflict (user_id) do nothing returning id, user_id)
+          select id, user_id from created
+          union all
+          select a.id, a.user_id from ledger_accounts a join input i on i.user_id = a.user_id`,
+    );
+  } catch (err) {
+    if (pgError(err).code === PG.foreignKeyViolation) throw new ApiError("not_found", "no such user");
+    throw err;
+  }
+  const wallets = new Map(rows.map((r) => [r.user_id, r.id]));
+  const missing = userIds.filter((u) => !wallets.has(u));
+  // A wallet another transaction created after this statement's snapshot: read it afresh.
+  if (missing.length > 0) {
+    const late = await db.select({ id: ledgerAccounts.id, userId: ledgerAccounts.userId }).from(ledgerAccounts).where(inArray(ledgerAccounts.userId, missing));
+    for (const r of late) if (r.userId) wallets.set(r.userId, r.id);
+  }
+  for (const u of userIds) if (!wallets.has(u)) throw new Error(`wallet of ${u} missing after insert`);
+  return wallets;
+}
+
 export async function ensureWallet(db: Db | Tx, userId: string, ids: IdGenerator): Promise<string> {
-  await db.insert(ledgerAccounts).values({ id: ids.next("wal"), kind: "wallet", userId }).onConflictDoNothing({ target: ledgerAccounts.userId });
-  const [row] = await db.select({ id: ledgerAccounts.id }).from(ledgerAccounts).where(eq(ledgerAccounts.userId, userId));
-  if (!row) throw new Error(`wallet of ${userId} missing after insert`);
-  return row.id;
+  return (await ensureWallets(db, [userId], ids)).get(userId) as string;
 }
 
 export interface PostingInput {
@@ -42,21 +76,27 @@ export async function postTransaction(
 ): Promise<Map<string, number>> {
   const sum = input.postings.reduce((s, p) => s + p.amount, 0);
   if (sum !== 0) throw new Error(`unbalanced ledger transaction (${sum})`);
-  await tx.insert(ledgerTransactions).values({
-    id: input.id,
-    type: input.type,
-    note: input.note ?? null,
-    actorUserId: input.actorUserId ?? null,
-    externalRef: input.externalRef ?? null,
-    createdAt: input.at,
-  });
-  const rows = [...input.postings]
-    .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
-    // balance_after is filled in by the database trigger.
-    .map((p) => ({ transactionId: input.id, accountId: p.accountId, amount: p.amount, balanceAfter: 0, createdAt: input.at }));
+  const ordered = [...input.postings].sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
+  const values = sql.join(
+    ordered.map((p, i) => sql`(${p.accountId}, ${p.amount}::bigint, ${i})`),
+    sql`, `,
+  );
   try {
-    const inserted = await tx.insert(ledgerPostings).values(rows).returning({ accountId: ledgerPostings.accountId, balanceAfter: ledgerPostings.balanceAfter });
-    return new Map(inserted.map((r) => [r.accountId, r.balanceAfter]));
+    // One round trip: the transaction row, then its postings in account-id order (which is the
+    // order the trigger locks the accounts in). balance_after is filled in by the trigger.
+    const rows = await queryRows<{ account_id: string; balance_after: string }>(
+      tx as unknown as Db,
+      sql`with txn as (
+            insert into ledger_transactions (id, type, note, actor_user_id, external_ref, created_at)
+            values (${input.id}, ${input.type}, ${input.note ?? null}, ${input.actorUserId ?? null}, ${input.externalRef ?? null}, ${input.at})
+            returning id)
+          insert into ledger_postings (transaction_id, account_id, amount, balance_after, created_at)
+          select txn.id, v.account_id, v.amount, 0, ${input.at}
+          from txn, (values ${values}) as v(account_id, amount, ord)
+          order by v.ord
+          returning account_id, balance_after::text as balance_after`,
+    );
+    return new Map(rows.map((r) => [r.account_id, Number(r.balance_after)]));
   } catch (err) {
     const pg = pgError(err);
     if (pg.code === PG.checkViolation && pg.constraint === "ledger_accounts_wallet_nonnegative") {

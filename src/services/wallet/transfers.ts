@@ -1,10 +1,8 @@
-import { eq } from "drizzle-orm";
-import { users } from "../../db/schema";
 import { ApiError } from "../../errors";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import { completeKey } from "../idempotency/keys";
 import type { MoneyContext } from "./context";
-import { MINT_ACCOUNT, ensureWallet, postTransaction } from "./ledger";
+import { MINT_ACCOUNT, ensureWallet, ensureWallets, postTransaction } from "./ledger";
 
 export interface TransferResult {
   success: true;
@@ -17,18 +15,15 @@ function checkAmount(amount: number, max: number): void {
   if (amount > max) throw new ApiError("invalid_input", `amount exceeds the single-transfer cap of ${max} coins`, { details: [{ path: "amount", message: `at most ${max}` }] });
 }
 
-async function requireUser(m: MoneyContext, userId: string): Promise<void> {
-  const [row] = await m.db.select({ id: users.id }).from(users).where(eq(users.id, userId));
-  if (!row) throw new ApiError("not_found", "no such user");
-}
-
 /** Moves coins between two people in one ledger transaction; the sender's wallet cannot overdraw. */
 export async function transfer(m: MoneyContext, actor: Principal, input: { toUserId: string; amount: number; note?: string }): Promise<TransferResult> {
   if (input.toUserId === actor.userId) throw new ApiError("invalid_input", "cannot transfer to yourself", { details: [{ path: "toUserId", message: "must be someone else" }] });
   checkAmount(input.amount, m.maxTransfer);
-  await requireUser(m, input.toUserId);
   return m.db.transaction(async (tx) => {
-    const [from, to] = [await ensureWallet(tx, actor.userId, m.ids), await ensureWallet(tx, input.toUserId, m.ids)];
+    // An unknown recipient fails here with 404, before anything is posted.
+    const wallets = await ensureWallets(tx, [actor.userId, input.toUserId], m.ids);
+    const from = wallets.get(actor.userId) as string;
+    const to = wallets.get(input.toUserId) as string;
     const balances = await postTransaction(tx, {
       id: m.ids.next("txn"),
       type: "transfer",
@@ -56,7 +51,6 @@ export interface AwardResult {
 export async function awardCoins(m: MoneyContext, actor: Principal, input: { userId: string; amount: number; reason: string }): Promise<AwardResult> {
   assertAdmin(actor);
   checkAmount(input.amount, m.maxTransfer);
-  await requireUser(m, input.userId);
   return m.db.transaction(async (tx) => {
     const wallet = await ensureWallet(tx, input.userId, m.ids);
     const balances = await postTransaction(tx, {
