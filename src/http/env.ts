@@ -25,6 +25,8 @@ export interface AppVariables {
   deps: AppDeps;
   runtime: Runtime;
   requestId: string;
+  /** True once an error answer was built with the X-Request-Id header in it. */
+  requestIdOnResponse?: boolean;
   db: Db;
   principal?: Principal;
   /** Set once the caller is known; the access log reads it. */

@@ -24,6 +24,7 @@ function respond(c: Context<AppEnv>, err: ApiError): Response {
     c.get("errorShape") === "ai"
       ? aiBody(err, requestId, c.get("language") ?? "en", new Date(c.get("deps")?.clock.now() ?? Date.now()))
       : standardBody(err, requestId);
+  c.set("requestIdOnResponse", true);
   return c.json(body, err.status, headers);
 }
 

@@ -28,9 +28,10 @@ export function requestContext(deps: AppDeps, runtime: Runtime): MiddlewareHandl
     try {
       await next();
     } finally {
-      // Set on the finished response itself: c.header() here would make Hono rebuild it, and a
-      // header prepared before the handler pushes the Node adapter off its fast path.
-      c.res.headers.set("X-Request-Id", requestId);
+      // Error answers carry it already. Otherwise it is set on the finished response: c.header()
+      // here would make Hono rebuild it, and a header prepared before the handler pushes the
+      // Node adapter off its fast path.
+      if (!c.get("requestIdOnResponse")) c.res.headers.set("X-Request-Id", requestId);
       if (session.release) defer(c, session.release(), "db session release");
       deps.logger.info("request", {
         requestId,

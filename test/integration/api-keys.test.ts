@@ -1,23 +1,14 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { apiKeys } from "../../src/db/schema";
 import { sha256Hex } from "../../src/platform/hash";
 import { fixedClock } from "../../src/platform/clock";
 import { buildTestApp, type TestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startTestIssuer, type TestIssuer } from "../support/issuer";
+import { useTestEnvironment } from "../support/environment";
 import { json, newUser, type TestUser } from "../support/users";
 
 const DAY = 24 * 3_600_000;
-let db: TestDatabase;
-let issuer: TestIssuer;
-
-beforeAll(async () => {
-  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
-});
-afterAll(async () => {
-  await Promise.all([db.drop(), issuer.close()]);
-});
+const env = useTestEnvironment();
 
 interface Created {
   keyId: string;
@@ -37,15 +28,15 @@ const withKey = (key: string) => ({ headers: { authorization: `Bearer ${key}` } 
 
 describe("admin API keys", () => {
   it("creates a 64-hex key shown once, stores only its hash, and the key acts as its admin", async () => {
-    const t = buildTestApp({ database: db.database, issuer });
-    const admin = await newUser(issuer, { admin: true });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const admin = await newUser(env.issuer, { admin: true });
     const created = await createKey(t, admin, { name: "ci" });
     expect(created.key).toMatch(/^[0-9a-f]{64}$/);
     expect(created.prefix).toBe(created.key.slice(0, 8));
     expect(created.expiresAt).toBeNull();
     expect(Object.keys(created).sort()).toEqual(["createdAt", "expiresAt", "key", "keyId", "name", "prefix"]);
 
-    const [row] = await db.database.db.select().from(apiKeys).where(eq(apiKeys.id, created.keyId));
+    const [row] = await env.db.database.db.select().from(apiKeys).where(eq(apiKeys.id, created.keyId));
     expect(row?.keyHash).toBe(await sha256Hex(created.key));
     expect(JSON.stringify(row)).not.toContain(created.key);
 
@@ -60,8 +51,8 @@ describe("admin API keys", () => {
   });
 
   it("lists keys without secrets and records last use without a write per request", async () => {
-    const t = buildTestApp({ database: db.database, issuer });
-    const admin = await newUser(issuer, { admin: true });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const admin = await newUser(env.issuer, { admin: true });
     const created = await createKey(t, admin);
     for (let i = 0; i < 5; i++) expect((await t.request("/v1/auth/test", withKey(created.key))).status).toBe(200);
 
@@ -79,8 +70,8 @@ describe("admin API keys", () => {
   });
 
   it("revokes at once", async () => {
-    const t = buildTestApp({ database: db.database, issuer });
-    const admin = await newUser(issuer, { admin: true });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const admin = await newUser(env.issuer, { admin: true });
     const created = await createKey(t, admin);
     expect((await t.request("/v1/auth/test", withKey(created.key))).status).toBe(200);
     const del = await t.request(`/api/v1/admin/api-keys/${created.keyId}`, { method: "DELETE", headers: admin.headers });
@@ -94,8 +85,8 @@ describe("admin API keys", () => {
 
   it("answers 'key expired' after expiresAt, and warns on keys older than 90 days", async () => {
     const clock = fixedClock(Date.parse("2026-01-01T00:00:00Z"));
-    const t = buildTestApp({ database: db.database, issuer, clock });
-    const admin = await newUser(issuer, { admin: true });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, clock });
+    const admin = await newUser(env.issuer, { admin: true });
     const expiring = await createKey(t, admin, { expiresAt: "2026-01-02T00:00:00Z" });
     const lasting = await createKey(t, admin);
     expect(expiring.expiresAt).toBe("2026-01-02T00:00:00.000Z");
@@ -115,16 +106,16 @@ describe("admin API keys", () => {
   });
 
   it("rejects unknown keys, non-admin creators and bad input", async () => {
-    const t = buildTestApp({ database: db.database, issuer });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
     const unknown = await t.request("/v1/auth/test", withKey("a".repeat(64)));
     expect(unknown.status).toBe(401);
     expect(await unknown.json()).toMatchObject({ message: "invalid key" });
 
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const forbidden = await t.request("/api/v1/admin/api-keys", json({}, user.headers));
     expect(forbidden.status).toBe(403);
 
-    const admin = await newUser(issuer, { admin: true });
+    const admin = await newUser(env.issuer, { admin: true });
     for (const body of [{ expiresAt: "yesterday" }, { expiresAt: "2001-01-01T00:00:00Z" }, { name: "" }, { extra: 1 }]) {
       const res = await t.request("/api/v1/admin/api-keys", json(body, admin.headers));
       expect(res.status, JSON.stringify(body)).toBe(400);
@@ -135,10 +126,10 @@ describe("admin API keys", () => {
   });
 
   it("stops working when its creator is no longer an admin", async () => {
-    const t = buildTestApp({ database: db.database, issuer });
-    const admin = await newUser(issuer, { admin: true });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const admin = await newUser(env.issuer, { admin: true });
     const created = await createKey(t, admin);
-    const demoted = await issuer.sign({ sub: admin.sub, email: admin.email, roles: [] });
+    const demoted = await env.issuer.sign({ sub: admin.sub, email: admin.email, roles: [] });
     expect((await t.request("/v1/auth/test", { headers: { authorization: `Bearer ${demoted}` } })).status).toBe(200);
     const res = await t.request("/v1/auth/test", withKey(created.key));
     expect(res.status).toBe(401);

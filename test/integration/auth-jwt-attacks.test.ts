@@ -1,9 +1,9 @@
 import { count } from "drizzle-orm";
 import { SignJWT, exportSPKI, generateKeyPair, importJWK, type JWK } from "jose";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { users } from "../../src/db/schema";
 import { buildTestApp, fixedClock, type TestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { useTestEnvironment } from "../support/environment";
 import { startTestIssuer, type TestIssuer } from "../support/issuer";
 import { randomSuffix } from "../support/services";
 
@@ -14,16 +14,11 @@ import { randomSuffix } from "../support/services";
  * that a flood of unknown key ids cannot turn the API into a hammer against.
  */
 
-let issuer: TestIssuer;
-let db: TestDatabase;
+const env = useTestEnvironment();
 let t: TestApp;
 
-beforeAll(async () => {
-  [issuer, db] = await Promise.all([startTestIssuer(), createTestDatabase()]);
-  t = buildTestApp({ database: db.database, issuer });
-});
-afterAll(async () => {
-  await Promise.all([issuer?.close(), db?.drop()]);
+beforeAll(() => {
+  t = buildTestApp({ database: env.db.database, issuer: env.issuer });
 });
 afterEach(() => {
   vi.useRealTimers();
@@ -32,9 +27,9 @@ afterEach(() => {
 const newSub = () => `user-${randomSuffix()}${randomSuffix()}`;
 const nowS = () => Math.floor(Date.now() / 1000);
 const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-const jwkOf = (alg: string, from: TestIssuer = issuer) => from.publicJwks().find((k) => k.alg === alg) as JWK;
+const jwkOf = (alg: string, from: TestIssuer = env.issuer) => from.publicJwks().find((k) => k.alg === alg) as JWK;
 
-const userCount = async () => (await db.database.db.select({ n: count() }).from(users))[0]?.n;
+const userCount = async () => (await env.db.database.db.select({ n: count() }).from(users))[0]?.n;
 
 const authTest = (app: TestApp, authorization?: string) =>
   app.request("/v1/auth/test", authorization === undefined ? {} : { headers: { authorization } });
@@ -67,7 +62,7 @@ describe("forged, stale and misdirected tokens", () => {
       /ERR_JOSE_ALG_NOT_ALLOWED/,
       async () => {
         const now = nowS();
-        return `${b64json({ alg: "none", typ: "at+jwt" })}.${b64json({ sub: newSub(), iss: issuer.url, aud: issuer.audience, iat: now, exp: now + 600 })}.`;
+        return `${b64json({ alg: "none", typ: "at+jwt" })}.${b64json({ sub: newSub(), iss: env.issuer.url, aud: env.issuer.audience, iat: now, exp: now + 600 })}.`;
       },
     ],
     [
@@ -75,7 +70,7 @@ describe("forged, stale and misdirected tokens", () => {
       /ERR_JOSE_ALG_NOT_ALLOWED/,
       async () => {
         const now = nowS();
-        return `${b64json({ alg: "None", kid: jwkOf("RS256").kid })}.${b64json({ sub: newSub(), iss: issuer.url, aud: issuer.audience, iat: now, exp: now + 600 })}.`;
+        return `${b64json({ alg: "None", kid: jwkOf("RS256").kid })}.${b64json({ sub: newSub(), iss: env.issuer.url, aud: env.issuer.audience, iat: now, exp: now + 600 })}.`;
       },
     ],
     [
@@ -85,8 +80,8 @@ describe("forged, stale and misdirected tokens", () => {
         const jwk = jwkOf("RS256");
         return new SignJWT({ sub: newSub() })
           .setProtectedHeader({ alg: "HS256", kid: jwk.kid, typ: "at+jwt" })
-          .setIssuer(issuer.url)
-          .setAudience(issuer.audience)
+          .setIssuer(env.issuer.url)
+          .setAudience(env.issuer.audience)
           .setIssuedAt()
           .setExpirationTime("10m")
           .sign(new TextEncoder().encode(JSON.stringify(jwk)));
@@ -100,38 +95,38 @@ describe("forged, stale and misdirected tokens", () => {
         const pem = await exportSPKI((await importJWK(jwk, "RS256", { extractable: true })) as CryptoKey);
         return new SignJWT({ sub: newSub() })
           .setProtectedHeader({ alg: "HS256", kid: jwk.kid })
-          .setIssuer(issuer.url)
-          .setAudience(issuer.audience)
+          .setIssuer(env.issuer.url)
+          .setAudience(env.issuer.audience)
           .setIssuedAt()
           .setExpirationTime("10m")
           .sign(new TextEncoder().encode(pem));
       },
     ],
-    ["expired 31 s ago (just beyond the 30 s tolerance)", /ERR_JWT_EXPIRED/, () => issuer.sign({ sub: newSub() }, { expiresIn: nowS() - 31 })],
-    ["expired an hour ago", /ERR_JWT_EXPIRED/, () => issuer.sign({ sub: newSub() }, { expiresIn: nowS() - 3600 })],
-    ["nbf 60 s in the future (beyond tolerance)", /"nbf"/, () => issuer.sign({ sub: newSub() }, { notBefore: nowS() + 60 })],
-    ["another issuer", /"iss"/, () => issuer.sign({ sub: newSub() }, { issuer: "https://evil.example" })],
-    ["the issuer with a trailing slash (iss must match exactly)", /"iss"/, () => issuer.sign({ sub: newSub() }, { issuer: `${issuer.url}/` })],
-    ["another audience", /"aud"/, () => issuer.sign({ sub: newSub() }, { audience: "some-other-api" })],
-    ["an unknown kid", /ERR_JWKS_NO_MATCHING_KEY/, () => issuer.sign({ sub: newSub() }, { kid: `ghost-${randomSuffix()}` })],
+    ["expired 31 s ago (just beyond the 30 s tolerance)", /ERR_JWT_EXPIRED/, () => env.issuer.sign({ sub: newSub() }, { expiresIn: nowS() - 31 })],
+    ["expired an hour ago", /ERR_JWT_EXPIRED/, () => env.issuer.sign({ sub: newSub() }, { expiresIn: nowS() - 3600 })],
+    ["nbf 60 s in the future (beyond tolerance)", /"nbf"/, () => env.issuer.sign({ sub: newSub() }, { notBefore: nowS() + 60 })],
+    ["another issuer", /"iss"/, () => env.issuer.sign({ sub: newSub() }, { issuer: "https://evil.example" })],
+    ["the issuer with a trailing slash (iss must match exactly)", /"iss"/, () => env.issuer.sign({ sub: newSub() }, { issuer: `${env.issuer.url}/` })],
+    ["another audience", /"aud"/, () => env.issuer.sign({ sub: newSub() }, { audience: "some-other-api" })],
+    ["an unknown kid", /ERR_JWKS_NO_MATCHING_KEY/, () => env.issuer.sign({ sub: newSub() }, { kid: `ghost-${randomSuffix()}` })],
     [
       "the kid of a published key of another type (RS256 signature, EC kid)",
       /ERR_JWKS_NO_MATCHING_KEY/,
-      () => issuer.sign({ sub: newSub() }, { alg: "RS256", kid: jwkOf("ES256").kid }),
+      () => env.issuer.sign({ sub: newSub() }, { alg: "RS256", kid: jwkOf("ES256").kid }),
     ],
     [
       "a key the issuer does not publish, with the real kid",
       /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/,
       async () => {
         const { privateKey } = await generateKeyPair("RS256");
-        return issuer.sign({ sub: newSub() }, { alg: "RS256", kid: jwkOf("RS256").kid, key: privateKey });
+        return env.issuer.sign({ sub: newSub() }, { alg: "RS256", kid: jwkOf("RS256").kid, key: privateKey });
       },
     ],
     [
       "a tampered payload (sub changed, signature kept)",
       /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/,
       async () => {
-        const [header, payload, signature] = (await issuer.sign({ sub: newSub() })).split(".") as [string, string, string];
+        const [header, payload, signature] = (await env.issuer.sign({ sub: newSub() })).split(".") as [string, string, string];
         const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as Record<string, unknown>;
         return `${header}.${b64json({ ...claims, sub: newSub() })}.${signature}`;
       },
@@ -140,7 +135,7 @@ describe("forged, stale and misdirected tokens", () => {
       "a tampered payload (roles raised to admin, signature kept)",
       /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/,
       async () => {
-        const [header, payload, signature] = (await issuer.sign({ sub: newSub(), roles: [] })).split(".") as [string, string, string];
+        const [header, payload, signature] = (await env.issuer.sign({ sub: newSub(), roles: [] })).split(".") as [string, string, string];
         const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as Record<string, unknown>;
         return `${header}.${b64json({ ...claims, roles: ["admin"] })}.${signature}`;
       },
@@ -148,10 +143,10 @@ describe("forged, stale and misdirected tokens", () => {
     [
       "a stripped signature",
       /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/,
-      async () => `${(await issuer.sign({ sub: newSub() })).split(".").slice(0, 2).join(".")}.`,
+      async () => `${(await env.issuer.sign({ sub: newSub() })).split(".").slice(0, 2).join(".")}.`,
     ],
-    ["a token without sub", /"sub"/, () => issuer.sign({ email: "nobody@example.test" })],
-    ["a sub longer than 255 characters", /bad sub/, () => issuer.sign({ sub: "x".repeat(256) })],
+    ["a token without sub", /"sub"/, () => env.issuer.sign({ email: "nobody@example.test" })],
+    ["a sub longer than 255 characters", /bad sub/, () => env.issuer.sign({ sub: "x".repeat(256) })],
     ["not a JWT at all", /ERR_JWS_INVALID|ERR_JWT_INVALID/, async () => "not-a.jwt"],
   ];
 
@@ -189,17 +184,17 @@ describe("the Authorization header", () => {
   ];
 
   it.each(malformed)("%s → 401 invalid or missing key, nothing verified", async (_label, header) => {
-    const jwt = await issuer.sign({ sub: newSub() });
-    const before = { ...issuer.fetches };
+    const jwt = await env.issuer.sign({ sub: newSub() });
+    const before = { ...env.issuer.fetches };
     const requestId = await expectUnauthorized(await authTest(t, header(jwt)));
     // Refused at the header: the verifier was never asked.
     expect(rejectionLogged(t, requestId)).toBeUndefined();
-    expect(issuer.fetches).toEqual(before);
+    expect(env.issuer.fetches).toEqual(before);
   });
 
   it.each(["bearer", "BEARER", "BeArEr"])("the scheme is case-insensitive (RFC 6750 / RFC 9110): %s <jwt> is accepted", async (scheme) => {
     const sub = newSub();
-    const res = await authTest(t, `${scheme} ${await issuer.sign({ sub, email: `${sub}@example.test` })}`);
+    const res = await authTest(t, `${scheme} ${await env.issuer.sign({ sub, email: `${sub}@example.test` })}`);
     expect(res.status).toBe(200);
   });
 });
@@ -207,26 +202,26 @@ describe("the Authorization header", () => {
 describe("valid tokens (positive controls)", () => {
   it.each(["RS256", "ES256", "EdDSA"] as const)("%s → 200", async (alg) => {
     const sub = newSub();
-    await expectOk(t, await issuer.sign({ sub, email: `${sub}@example.test` }, { alg }), sub);
+    await expectOk(t, await env.issuer.sign({ sub, email: `${sub}@example.test` }, { alg }), sub);
   });
 
   it("a token that expired 10 s ago is still accepted (30 s clock tolerance)", async () => {
     const sub = newSub();
-    await expectOk(t, await issuer.sign({ sub, email: `${sub}@example.test` }, { expiresIn: nowS() - 10 }), sub);
+    await expectOk(t, await env.issuer.sign({ sub, email: `${sub}@example.test` }, { expiresIn: nowS() - 10 }), sub);
   });
 
   it("a token whose nbf is 10 s ahead is accepted (30 s clock tolerance)", async () => {
     const sub = newSub();
-    await expectOk(t, await issuer.sign({ sub, email: `${sub}@example.test` }, { notBefore: nowS() + 10 }), sub);
+    await expectOk(t, await env.issuer.sign({ sub, email: `${sub}@example.test` }, { notBefore: nowS() + 10 }), sub);
   });
 
   it("the tolerance is exactly 30 s on both sides (app clock pinned)", async () => {
     const now = nowS();
-    const app = buildTestApp({ database: db.database, issuer, clock: fixedClock(now * 1000) });
-    await expectOk(app, await issuer.sign({ sub: newSub() }, { expiresIn: now - 29 }));
-    await expectUnauthorized(await authTest(app, `Bearer ${await issuer.sign({ sub: newSub() }, { expiresIn: now - 30 })}`));
-    await expectOk(app, await issuer.sign({ sub: newSub() }, { notBefore: now + 30 }));
-    await expectUnauthorized(await authTest(app, `Bearer ${await issuer.sign({ sub: newSub() }, { notBefore: now + 31 })}`));
+    const app = buildTestApp({ database: env.db.database, issuer: env.issuer, clock: fixedClock(now * 1000) });
+    await expectOk(app, await env.issuer.sign({ sub: newSub() }, { expiresIn: now - 29 }));
+    await expectUnauthorized(await authTest(app, `Bearer ${await env.issuer.sign({ sub: newSub() }, { expiresIn: now - 30 })}`));
+    await expectOk(app, await env.issuer.sign({ sub: newSub() }, { notBefore: now + 30 }));
+    await expectUnauthorized(await authTest(app, `Bearer ${await env.issuer.sign({ sub: newSub() }, { notBefore: now + 31 })}`));
   });
 });
 
@@ -239,7 +234,7 @@ describe("the key set: caching, rotation, floods", () => {
       networkCalls += 1;
       return fetch(input, init);
     };
-    const app = buildTestApp({ database: db.database, issuer: own, fetch: countingFetch, ...(options.clock ? { clock: options.clock } : {}) });
+    const app = buildTestApp({ database: env.db.database, issuer: own, fetch: countingFetch, ...(options.clock ? { clock: options.clock } : {}) });
     return { own, app, networkCalls: () => networkCalls };
   }
 
@@ -279,7 +274,7 @@ describe("the key set: caching, rotation, floods", () => {
     const { own, app } = await isolated();
     try {
       await expectOk(app, await own.sign({ sub: newSub() }));
-      const second = buildTestApp({ database: db.database, issuer: own, kv: app.deps.kv });
+      const second = buildTestApp({ database: env.db.database, issuer: own, kv: app.deps.kv });
       await expectOk(second, await own.sign({ sub: newSub() }, { alg: "EdDSA" }));
       expect(own.fetches).toEqual({ discovery: 1, jwks: 1 });
     } finally {

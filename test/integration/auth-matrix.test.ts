@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { OPENAPI_PATH } from "../../src/app";
 import { buildTestApp, type TestApp } from "../support/app";
 import { authMatrix } from "../support/auth-matrix";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startTestIssuer, type TestIssuer } from "../support/issuer";
+import { useTestEnvironment } from "../support/environment";
 import { ROUTES } from "../support/routes";
 
-let db: TestDatabase;
-let issuer: TestIssuer;
+const env = useTestEnvironment();
 let t: TestApp;
 
-beforeAll(async () => {
-  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
-  t = buildTestApp({ database: db.database, issuer, env: { OBSERVABILITY_TOKEN: "observability-secret-for-tests" } });
-});
-afterAll(async () => {
-  await Promise.all([db.drop(), issuer.close()]);
+beforeAll(() => {
+  t = buildTestApp({ database: env.db.database, issuer: env.issuer, env: { OBSERVABILITY_TOKEN: "observability-secret-for-tests" } });
 });
 
 describe("route list", () => {
@@ -29,5 +23,5 @@ describe("route list", () => {
 });
 
 describe.each(ROUTES)("$method $template ($access)", (route) => {
-  authMatrix({ app: () => t, issuer: () => issuer }, route);
+  authMatrix({ app: () => t, issuer: () => env.issuer }, route);
 });

@@ -1,50 +1,22 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/rows";
 import { fixedClock } from "../../src/platform/clock";
+import type { MintState } from "../../src/services/wallet/supply";
 import { buildTestApp, type TestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startTestIssuer, type TestIssuer } from "../support/issuer";
+import { useTestEnvironment } from "../support/environment";
+import { award, idOf } from "../support/people";
 import { json, newUser, type TestUser } from "../support/users";
 
 // This file's database is its own: every figure below is exact, not a delta.
-let db: TestDatabase;
-let issuer: TestIssuer;
-
-beforeAll(async () => {
-  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
-});
-afterAll(async () => {
-  await Promise.all([db.drop(), issuer.close()]);
-});
+const env = useTestEnvironment();
 
 const MINT_STATE = "/api/v1/admin/coins/mint/state";
-
-interface MintState {
-  totalIssued: number;
-  inCirculation: number;
-  spentOnSubscriptions: number;
-  issuedToday: number;
-  bySource: Record<string, number>;
-  balanced: boolean;
-  asOf: string;
-}
 
 async function state(t: TestApp, admin: TestUser): Promise<MintState> {
   const res = await t.request(MINT_STATE, { headers: admin.headers });
   expect(res.status).toBe(200);
   return (await res.json()) as MintState;
-}
-
-async function idOf(t: TestApp, user: TestUser): Promise<string> {
-  const res = await t.request("/v1/auth/test", { headers: user.headers });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { user: { id: string } }).user.id;
-}
-
-async function award(t: TestApp, admin: TestUser, userId: string, amount: number): Promise<void> {
-  const res = await t.request("/api/v1/wallet/coins/award", json({ userId, amount, reason: "supply test" }, admin.headers));
-  expect(res.status).toBe(200);
 }
 
 async function transfer(t: TestApp, from: TestUser, toUserId: string, amount: number): Promise<void> {
@@ -55,7 +27,7 @@ async function transfer(t: TestApp, from: TestUser, toUserId: string, amount: nu
 /** The figures straight from the tables, independently of the service's query. */
 async function fromDatabase() {
   const [row] = await queryRows<{ wallets: string; awards: string; revenue: string }>(
-    db.database.db,
+    env.db.database.db,
     sql`select
           (select coalesce(sum(balance), 0) from ledger_accounts where kind = 'wallet')::text as wallets,
           (select coalesce(sum(p.amount), 0) from ledger_postings p join ledger_transactions t on t.id = p.transaction_id
@@ -68,8 +40,8 @@ async function fromDatabase() {
 
 describe("GET /api/v1/admin/coins/mint/state", () => {
   it("is for admins only", async () => {
-    const t = buildTestApp({ database: db.database, issuer });
-    const user = await newUser(issuer);
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const user = await newUser(env.issuer);
     const res = await t.request(MINT_STATE, { headers: user.headers });
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ error: "forbidden", code: 403 });
@@ -79,9 +51,9 @@ describe("GET /api/v1/admin/coins/mint/state", () => {
   it("reports issued, circulating and spent coins from the ledger, with today's issue on the UTC day", async () => {
     // Late on 2 March (UTC); the test crosses midnight into 3 March.
     const clock = fixedClock(Date.parse("2026-03-02T23:58:00Z"));
-    const t = buildTestApp({ database: db.database, issuer, clock });
-    const admin = await newUser(issuer, { admin: true });
-    const [alice, bob, carol] = await Promise.all([newUser(issuer), newUser(issuer), newUser(issuer)]);
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, clock });
+    const admin = await newUser(env.issuer, { admin: true });
+    const [alice, bob, carol] = await Promise.all([newUser(env.issuer), newUser(env.issuer), newUser(env.issuer)]);
     const [aliceId, bobId, carolId] = [await idOf(t, alice), await idOf(t, bob), await idOf(t, carol)];
 
     expect(await state(t, admin)).toEqual({
@@ -95,17 +67,17 @@ describe("GET /api/v1/admin/coins/mint/state", () => {
     });
 
     // Yesterday (from the report's point of view): 1,300 coins, the last one a millisecond before midnight.
-    await award(t, admin, aliceId, 1000);
+    await award(t, admin, aliceId, 1000, "supply test");
     clock.set(Date.parse("2026-03-02T23:59:59.999Z"));
-    await award(t, admin, bobId, 300);
+    await award(t, admin, bobId, 300, "supply test");
     const lateNight = await state(t, admin);
     expect(lateNight).toMatchObject({ totalIssued: 1300, issuedToday: 1300, inCirculation: 1300, bySource: { award: 1300 }, balanced: true });
 
     // Today: 900 coins, the first exactly at midnight.
     clock.set(Date.parse("2026-03-03T00:00:00.000Z"));
-    await award(t, admin, carolId, 700);
+    await award(t, admin, carolId, 700, "supply test");
     clock.set(Date.parse("2026-03-03T00:05:00Z"));
-    await award(t, admin, aliceId, 200);
+    await award(t, admin, aliceId, 200, "supply test");
 
     // Transfers move coins between wallets without changing the supply.
     await transfer(t, alice, bobId, 250);
@@ -139,7 +111,7 @@ describe("GET /api/v1/admin/coins/mint/state", () => {
 
     // Each wallet agrees with what the people did: alice 1000+200-250, bob 300+250-100, carol 700+100-500.
     const balances = await queryRows<{ user_id: string; balance: string }>(
-      db.database.db,
+      env.db.database.db,
       sql`select user_id, balance::text as balance from ledger_accounts where kind = 'wallet' order by user_id`,
     );
     expect(Object.fromEntries(balances.map((b) => [b.user_id, Number(b.balance)]))).toEqual({ [aliceId]: 950, [bobId]: 450, [carolId]: 300 });

@@ -1,15 +1,14 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeJwt, decodeProtectedHeader } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { TokenRejected } from "../../src/auth/tokens";
 import { parseConfig, type Config } from "../../src/config";
 import { DEV_AUDIENCE_DEFAULT, DEV_ISSUER, DevIssuerRefused, createDevVerifier, signDevToken } from "../../src/node/dev-issuer";
 import { systemClock } from "../../src/platform/clock";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { useTestDatabase } from "../support/environment";
+import { freePort, runTs, type TsProcess } from "../support/process";
 import { randomSuffix } from "../support/services";
 
 /**
@@ -108,41 +107,14 @@ describe("signDevToken / createDevVerifier", () => {
 // ---------------------------------------------------------------------------------------------
 // End to end: the token CLI and the Node entry as separate processes sharing one DATA_DIR.
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-interface Proc {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(script: string, args: string[], env: Record<string, string>): Proc {
-  let out = "";
-  let err = "";
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
 /** `npm run token -- <userId> [--admin]` without npm's banner: the script it runs. */
 async function tokenCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = run("src/node/token-cli.ts", args, env);
+  const proc = runTs("src/node/token-cli.ts", args, env);
   const code = await proc.exited;
   return { code, stdout: proc.stdout(), stderr: proc.stderr() };
 }
 
-async function waitForHealth(url: string, proc: Proc, timeoutMs: number): Promise<void> {
+async function waitForHealth(url: string, proc: TsProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
   void proc.exited.then((code) => (exitCode = code));
@@ -160,11 +132,7 @@ async function waitForHealth(url: string, proc: Proc, timeoutMs: number): Promis
 }
 
 describe("npm run token + npm start without OIDC_ISSUER", () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase({ migrated: false });
-  });
-  afterAll(() => db?.drop());
+  const env = useTestDatabase({ migrated: false });
 
   it("a CLI token for an admin and one for a user authenticate against the Node server", { timeout: 60_000 }, async () => {
     const dataDir = tempDataDir();
@@ -179,7 +147,7 @@ describe("npm run token + npm start without OIDC_ISSUER", () => {
     expect(userCli.code).toBe(0);
 
     const port = await freePort();
-    const server = run("src/node/main.ts", [], { DATA_DIR: dataDir, DATABASE_URL: db.url, PORT: String(port), LOG_LEVEL: "info" });
+    const server = runTs("src/node/main.ts", [], { DATA_DIR: dataDir, DATABASE_URL: env.db.url, PORT: String(port), LOG_LEVEL: "info" });
     try {
       await waitForHealth(`http://127.0.0.1:${port}/health`, server, 40_000);
       const call = (token: string) => fetch(`http://127.0.0.1:${port}/v1/auth/test`, { headers: { authorization: `Bearer ${token}` } });
@@ -201,7 +169,9 @@ describe("npm run token + npm start without OIDC_ISSUER", () => {
       expect(refused.status).toBe(401);
       expect(await refused.json()).toMatchObject({ error: "unauthorized", message: "invalid or missing key", code: 401 });
 
-      // The start-up warning says the development issuer is trusted.
+      // The start-up warning says the development issuer is trusted. Log lines are written in
+      // batches (every 50 ms), so wait until the "listening" line has arrived.
+      for (let i = 0; i < 40 && !server.stdout().includes('"msg":"listening"'); i++) await new Promise((r) => setTimeout(r, 50));
       const lines = server
         .stdout()
         .split("\n")

@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { OPENAPI_PATH } from "../../src/app";
 import { createPgDatabase } from "../../src/node/database";
 import { createRedisStore } from "../../src/node/kv-redis";
 import { buildTestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { useTestDatabase } from "../support/environment";
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(() => db.drop());
+const env = useTestDatabase();
 
 describe("GET /health", () => {
   it("answers 200 with both checks ok", async () => {
-    const t = buildTestApp({ database: db.database });
+    const t = buildTestApp({ database: env.db.database });
     const res = await t.request("/health");
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: "ok", version: "0.1.0", checks: { database: "ok", store: "ok" } });
@@ -41,7 +37,7 @@ describe("GET /health", () => {
   it("reports a lost store as degraded but keeps serving", async () => {
     const deadStore = createRedisStore({ url: "redis://127.0.0.1:1" });
     try {
-      const t = buildTestApp({ database: db.database, kv: deadStore });
+      const t = buildTestApp({ database: env.db.database, kv: deadStore });
       const res = await t.request("/health");
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ status: "degraded", checks: { database: "ok", store: "down" } });
@@ -53,7 +49,7 @@ describe("GET /health", () => {
 
 describe("OpenAPI document", () => {
   it("is OpenAPI 3.1 and documents every registered route", async () => {
-    const t = buildTestApp({ database: db.database });
+    const t = buildTestApp({ database: env.db.database });
     const res = await t.request(OPENAPI_PATH);
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };

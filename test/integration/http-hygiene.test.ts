@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createRouter, jsonBody } from "../../src/http/router";
 import { buildTestApp, type TestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { useTestDatabase } from "../support/environment";
 
 // A route of the same kind every feature declares, to drive the shared validation and error path.
 const echo = createRouter()
@@ -22,15 +22,13 @@ const echo = createRouter()
     },
   );
 
-let db: TestDatabase;
+const env = useTestDatabase();
 let t: TestApp;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  t = buildTestApp({ database: db.database });
+beforeAll(() => {
+  t = buildTestApp({ database: env.db.database });
   t.app.route("/", echo);
 });
-afterAll(() => db.drop());
 
 function expectShape1(body: Record<string, unknown>, error: string, code: number) {
   expect(body).toMatchObject({ error, code });

@@ -185,19 +185,29 @@ const upstashHarness: Harness = {
 
 const newPrefix = (name: string) => `test:kv:${name.split(" ")[0]}:${randomSuffix()}:`;
 
+/**
+ * For the enclosing describe: opens a store of the harness under a fresh prefix before its tests
+ * and hands it to `use`, then closes it and deletes its keys after them. Returns the prefix.
+ */
+function useStore(h: Harness, use: (kv: KeyValueStore) => void): string {
+  const prefix = newPrefix(h.name);
+  let kv: KeyValueStore | undefined;
+  beforeAll(() => {
+    kv = h.open(prefix);
+    use(kv);
+  });
+  afterAll(async () => {
+    await kv?.close();
+    await deleteKeys(prefix);
+  });
+  return prefix;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 function kvContract(h: Harness): void {
-  const prefix = newPrefix(h.name);
   let kv: KeyValueStore;
-
-  beforeAll(() => {
-    kv = h.open(prefix);
-  });
-  afterAll(async () => {
-    await kv.close();
-    await deleteKeys(prefix);
-  });
+  const prefix = useStore(h, (opened) => (kv = opened));
 
   it("stores and reads strings, including non-ASCII ones", async () => {
     expect(await kv.get("missing")).toBeNull();
@@ -411,16 +421,8 @@ describe.each([memoryHarness(), redisHarness, upstashHarness])("KeyValueStore co
 // ---------------------------------------------------------------------------------------------
 
 describe.each([redisHarness, upstashHarness])("Redis-backed store: $name", (h) => {
-  const prefix = newPrefix(h.name);
   let kv: KeyValueStore;
-
-  beforeAll(() => {
-    kv = h.open(prefix);
-  });
-  afterAll(async () => {
-    await kv.close();
-    await deleteKeys(prefix);
-  });
+  const prefix = useStore(h, (opened) => (kv = opened));
 
   it("writes keys under its prefix", async () => {
     await kv.set("visible", "v");

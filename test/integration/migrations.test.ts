@@ -2,28 +2,24 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/rows";
 import { createPgDatabase, openPgliteDatabase } from "../../src/node/database";
 import { MIGRATIONS_FOLDER, migrateDatabase } from "../../src/node/migrate";
 import { createJsonLogger } from "../../src/platform/logger";
 import { buildTestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { useTestDatabase } from "../support/environment";
 import journal from "../../migrations/meta/_journal.json";
 
 const silent = createJsonLogger({ level: "silent" });
 const migrationCount = journal.entries.length;
 
 describe("migrations on Postgres", () => {
-  let empty: TestDatabase;
-  beforeAll(async () => {
-    empty = await createTestDatabase({ migrated: false });
-  });
-  afterAll(() => empty.drop());
+  const empty = useTestDatabase({ migrated: false });
 
   it("two servers migrating one empty database at once apply each migration exactly once", async () => {
-    const a = createPgDatabase(empty.url, { max: 2 });
-    const b = createPgDatabase(empty.url, { max: 2 });
+    const a = createPgDatabase(empty.db.url, { max: 2 });
+    const b = createPgDatabase(empty.db.url, { max: 2 });
     try {
       const applied = await Promise.all([migrateDatabase(a, silent), migrateDatabase(b, silent)]);
       expect(applied.sort()).toEqual([0, migrationCount]);

@@ -6,12 +6,11 @@ import { createNeonDatabase } from "../../src/db/neon";
 import type { Database, Db } from "../../src/db/port";
 import { queryRows } from "../../src/db/rows";
 import { startNeonWsProxy, type NeonWsProxy } from "../support/neon-ws-proxy";
+import { databaseUrl, serverAddress, withPgClient } from "../support/pg";
 import { TEST_PG_ADMIN_URL, randomSuffix } from "../support/services";
 
-const admin = new URL(TEST_PG_ADMIN_URL);
-const pgTarget = `${admin.hostname}:${admin.port || "5432"}`;
 const name = `neon_t_${randomSuffix()}`;
-const url = Object.assign(new URL(TEST_PG_ADMIN_URL), { pathname: `/${name}` }).toString();
+const url = databaseUrl(name);
 
 let proxy: NeonWsProxy;
 let database: ReturnType<typeof createNeonDatabase>;
@@ -37,11 +36,8 @@ beforeAll(async () => {
   adminClient = new pg.Client({ connectionString: TEST_PG_ADMIN_URL });
   await adminClient.connect();
   await adminClient.query(`create database "${name}"`);
-  const setup = new pg.Client({ connectionString: url });
-  await setup.connect();
-  await setup.query("create table counters (id int primary key, n int not null)");
-  await setup.end();
-  proxy = await startNeonWsProxy({ allow: [pgTarget] });
+  await withPgClient(url, (setup) => setup.query("create table counters (id int primary key, n int not null)"));
+  proxy = await startNeonWsProxy({ allow: [serverAddress()] });
   database = neonDatabase();
 });
 
@@ -64,7 +60,7 @@ describe("Neon serverless driver through the WebSocket proxy", () => {
   });
 
   it("serialises concurrent read-modify-write transactions with SELECT … FOR UPDATE", async () => {
-    await adminClientOnTest((c) => c.query("insert into counters (id, n) values (1, 0)"));
+    await withPgClient(url, (c) => c.query("insert into counters (id, n) values (1, 0)"));
     const increment = async () => {
       const session = database.session();
       try {
@@ -80,12 +76,12 @@ describe("Neon serverless driver through the WebSocket proxy", () => {
       }
     };
     await Promise.all([increment(), increment(), increment()]);
-    const total = await adminClientOnTest((c) => c.query<{ n: number }>("select n from counters where id = 1"));
+    const total = await withPgClient(url, (c) => c.query<{ n: number }>("select n from counters where id = 1"));
     expect(total.rows[0]?.n).toBe(3);
   });
 
   it("holds the row lock until the transaction ends: a second session's NOWAIT fails", async () => {
-    await adminClientOnTest((c) => c.query("insert into counters (id, n) values (2, 0)"));
+    await withPgClient(url, (c) => c.query("insert into counters (id, n) values (2, 0)"));
     const holder = database.session();
     const contender = database.session();
     let locked!: () => void;
@@ -190,13 +186,3 @@ describe("Neon WebSocket proxy", () => {
     }
   });
 });
-
-async function adminClientOnTest<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}

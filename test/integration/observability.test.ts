@@ -1,34 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { buildTestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startTestIssuer, type TestIssuer } from "../support/issuer";
+import { useTestEnvironment } from "../support/environment";
 import { json, newUser } from "../support/users";
 import { randomSuffix } from "../support/services";
 
 const SECRET = "observability-secret-0123456789";
-let db: TestDatabase;
-let issuer: TestIssuer;
-
-beforeAll(async () => {
-  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
-});
-afterAll(async () => {
-  await Promise.all([db.drop(), issuer.close()]);
-});
+const env = useTestEnvironment();
 
 const heartbeat = (vmId: string, body: unknown, token?: string) =>
   json(body, token === undefined ? {} : { "x-observability-token": token });
 
 describe("VM heartbeats", () => {
   it("is closed (503) when no observability token is configured", async () => {
-    const t = buildTestApp({ database: db.database, issuer });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
     const res = await t.request("/api/v1/admin/observability/vms/vm-1/heartbeat", heartbeat("vm-1", {}, SECRET));
     expect(res.status).toBe(503);
     expect(await res.json()).toMatchObject({ error: "service_unavailable", code: 503 });
   });
 
   it("accepts the right token only, and admins read the latest telemetry", async () => {
-    const t = buildTestApp({ database: db.database, issuer, env: { OBSERVABILITY_TOKEN: SECRET } });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, env: { OBSERVABILITY_TOKEN: SECRET } });
     const vmId = `gpu-${randomSuffix()}`;
     const path = `/api/v1/admin/observability/vms/${vmId}/heartbeat`;
     expect((await t.request(path, heartbeat(vmId, { cpuPercent: 10 }))).status).toBe(401);
@@ -40,18 +31,18 @@ describe("VM heartbeats", () => {
     const ok = await t.request(path, heartbeat(vmId, { cpuPercent: 55.5, hostname: "gpu-host", model: "llama" }, SECRET));
     expect(ok.status).toBe(202);
 
-    const admin = await newUser(issuer, { admin: true });
+    const admin = await newUser(env.issuer, { admin: true });
     const list = await t.request("/api/v1/admin/observability/vms", { headers: admin.headers });
     expect(list.status).toBe(200);
     const { vms } = (await list.json()) as { vms: { vmId: string; stale: boolean; telemetry: Record<string, unknown> }[] };
     expect(vms.find((v) => v.vmId === vmId)).toMatchObject({ stale: false, telemetry: { cpuPercent: 55.5, hostname: "gpu-host", model: "llama" } });
 
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     expect((await t.request("/api/v1/admin/observability/vms", { headers: user.headers })).status).toBe(403);
   });
 
   it("rejects bad telemetry and bad VM ids with 400", async () => {
-    const t = buildTestApp({ database: db.database, issuer, env: { OBSERVABILITY_TOKEN: SECRET } });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, env: { OBSERVABILITY_TOKEN: SECRET } });
     const bad = await t.request("/api/v1/admin/observability/vms/vm-1/heartbeat", heartbeat("vm-1", { cpuPercent: 250, nested: { a: 1 } }, SECRET));
     expect(bad.status).toBe(400);
     const body = (await bad.json()) as { details: { path: string }[] };

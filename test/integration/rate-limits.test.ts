@@ -1,26 +1,18 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createRouter } from "../../src/http/router";
 import { protectedRoute } from "../../src/http/routes";
 import { fixedClock } from "../../src/platform/clock";
 import { createRedisStore } from "../../src/node/kv-redis";
 import type { Tier, TierLookup } from "../../src/services/tiers/port";
 import { buildTestApp, type TestApp, type TestAppOptions } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startTestIssuer, type TestIssuer } from "../support/issuer";
+import { useTestEnvironment } from "../support/environment";
 import { testRedis, type TestRedis } from "../support/redis";
 import { newUser } from "../support/users";
 
-let db: TestDatabase;
-let issuer: TestIssuer;
+const env = useTestEnvironment();
 let redis: TestRedis;
 
-beforeAll(async () => {
-  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
-});
-afterAll(async () => {
-  await Promise.all([db.drop(), issuer.close()]);
-});
 afterEach(async () => {
   await redis?.cleanup();
 });
@@ -42,7 +34,7 @@ function slowAiRoute(gate: Promise<void>) {
 
 function app(extra: Partial<TestAppOptions> = {}): TestApp {
   redis = redis && extra.kv ? redis : testRedis();
-  return buildTestApp({ database: db.database, issuer, kv: redis.store(), ...extra });
+  return buildTestApp({ database: env.db.database, issuer: env.issuer, kv: redis.store(), ...extra });
 }
 
 const START = Date.parse("2026-03-02T10:00:00Z");
@@ -51,7 +43,7 @@ describe("general limits", () => {
   it("answers the 101st request within a minute with 429, exact body and headers", async () => {
     const clock = fixedClock(START);
     const t = app({ clock });
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     for (let i = 1; i <= 100; i++) {
       const res = await t.request("/v1/auth/test", { headers: user.headers });
       expect(res.status).toBe(200);
@@ -83,7 +75,7 @@ describe("general limits", () => {
   it("holds the hourly quota over a sliding hour", async () => {
     const clock = fixedClock(START);
     const t = app({ clock });
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     for (let minute = 0; minute < 10; minute++) {
       const batch = await Promise.all(Array.from({ length: 100 }, () => t.request("/v1/auth/test", { headers: user.headers })));
       expect(batch.every((r) => r.status === 200)).toBe(true);
@@ -103,7 +95,7 @@ describe("general limits", () => {
   it("lets a premium user see its higher limit", async () => {
     const premium: TierLookup = { tierOf: async (): Promise<Tier> => "premium" };
     const t = app({ tierLookup: premium });
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const res = await t.request("/v1/auth/test", { headers: user.headers });
     expect(res.headers.get("x-ratelimit-limit")).toBe("5000");
   });
@@ -111,9 +103,9 @@ describe("general limits", () => {
   it("never allows more than the limit across two app instances on one Redis", async () => {
     redis = testRedis();
     const clock = fixedClock(START);
-    const a = buildTestApp({ database: db.database, issuer, kv: redis.store(), clock });
-    const b = buildTestApp({ database: db.database, issuer, kv: redis.store(), clock });
-    const user = await newUser(issuer);
+    const a = buildTestApp({ database: env.db.database, issuer: env.issuer, kv: redis.store(), clock });
+    const b = buildTestApp({ database: env.db.database, issuer: env.issuer, kv: redis.store(), clock });
+    const user = await newUser(env.issuer);
     const results = await Promise.all(
       Array.from({ length: 160 }, (_, i) => (i % 2 ? a : b).request("/v1/auth/test", { headers: user.headers })),
     );
@@ -125,7 +117,7 @@ describe("general limits", () => {
   it("limits each user separately", async () => {
     const clock = fixedClock(START);
     const t = app({ clock });
-    const [alice, bob] = await Promise.all([newUser(issuer), newUser(issuer)]);
+    const [alice, bob] = await Promise.all([newUser(env.issuer), newUser(env.issuer)]);
     await Promise.all(Array.from({ length: 100 }, () => t.request("/v1/auth/test", { headers: alice.headers })));
     expect((await t.request("/v1/auth/test", { headers: alice.headers })).status).toBe(429);
     expect((await t.request("/v1/auth/test", { headers: bob.headers })).status).toBe(200);
@@ -134,8 +126,8 @@ describe("general limits", () => {
   it("serves requests when the store is down, and logs and counts the failure", async () => {
     const dead = createRedisStore({ url: "redis://127.0.0.1:1" });
     try {
-      const t = buildTestApp({ database: db.database, issuer, kv: dead });
-      const user = await newUser(issuer);
+      const t = buildTestApp({ database: env.db.database, issuer: env.issuer, kv: dead });
+      const user = await newUser(env.issuer);
       const res = await t.request("/v1/auth/test", { headers: user.headers });
       expect(res.status).toBe(200);
       expect(res.headers.get("x-ratelimit-limit")).toBeNull();
@@ -153,7 +145,7 @@ describe("AI limits", () => {
     const gate = new Promise<void>((r) => (release = r));
     const t = app();
     t.app.route("/", slowAiRoute(gate));
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const inFlight = Array.from({ length: 5 }, () => t.request("/__test/ai-slow", { headers: user.headers }));
     // Let the five pass their rate check before the sixth arrives.
     await new Promise((r) => setTimeout(r, 200));
@@ -183,7 +175,7 @@ describe("AI limits", () => {
     const gate = new Promise<void>((r) => (release = r));
     const t = app({ clock });
     t.app.route("/", slowAiRoute(gate));
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     // Five requests that never end, as if their instance died mid-request.
     void Array.from({ length: 5 }, () => t.request("/__test/ai-slow", { headers: user.headers }));
     await new Promise((r) => setTimeout(r, 200));

@@ -1,23 +1,16 @@
 import { sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/rows";
 import { fixedClock } from "../../src/platform/clock";
 import { buildTestApp, type TestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startTestIssuer, type TestIssuer } from "../support/issuer";
+import { useTestEnvironment } from "../support/environment";
+import { award, idOf, overview } from "../support/people";
 import { testRedis, type TestRedis } from "../support/redis";
 import { json, newUser, type TestUser } from "../support/users";
 
-let db: TestDatabase;
-let issuer: TestIssuer;
+const env = useTestEnvironment();
 let redis: TestRedis | undefined;
 
-beforeAll(async () => {
-  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
-});
-afterAll(async () => {
-  await Promise.all([db.drop(), issuer.close()]);
-});
 afterEach(async () => {
   await redis?.cleanup();
   redis = undefined;
@@ -39,40 +32,20 @@ interface Subscribed extends Subscription {
   chargedCoins: number;
   balance: number;
 }
-interface Overview {
-  walletId: string;
-  userId: string;
-  balance: number;
-  coins: number;
-  tier: string;
-}
 
 /** One app on a frozen clock, with an admin to fund people. */
 async function setup(options: { kv?: "redis" } = {}) {
   const clock = fixedClock(START);
   if (options.kv === "redis") redis = testRedis();
-  const t = buildTestApp({ database: db.database, issuer, clock, ...(redis ? { kv: redis.store() } : {}) });
-  const admin = await newUser(issuer, { admin: true });
+  const t = buildTestApp({ database: env.db.database, issuer: env.issuer, clock, ...(redis ? { kv: redis.store() } : {}) });
+  const admin = await newUser(env.issuer, { admin: true });
   return { clock, t, admin };
-}
-
-async function idOf(t: TestApp, user: TestUser): Promise<string> {
-  const res = await t.request("/v1/auth/test", { headers: user.headers });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { user: { id: string } }).user.id;
 }
 
 async function fund(t: TestApp, admin: TestUser, user: TestUser, amount: number): Promise<string> {
   const userId = await idOf(t, user);
-  const res = await t.request("/api/v1/wallet/coins/award", json({ userId, amount, reason: "test funding" }, admin.headers));
-  expect(res.status).toBe(200);
+  await award(t, admin, userId, amount, "test funding");
   return userId;
-}
-
-async function overview(t: TestApp, user: TestUser): Promise<Overview> {
-  const res = await t.request("/api/v1/wallet/overview", { headers: user.headers });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Overview;
 }
 
 async function current(t: TestApp, user: TestUser): Promise<Subscription> {
@@ -86,7 +59,7 @@ const subscribeReq = (t: TestApp, user: TestUser, planId: unknown, headers: Reco
 
 /** What the database holds for a user: subscription rows and the user's ledger footprint. */
 async function footprint(userId: string) {
-  const d = db.database.db;
+  const d = env.db.database.db;
   const subs = await queryRows<{ plan_id: string; start: Date; end: Date }>(
     d,
     sql`select plan_id, current_period_start as start, current_period_end as "end" from subscriptions where user_id = ${userId}`,
@@ -112,7 +85,7 @@ const FREE: Subscription = { subscriptionId: null, planId: "standard", tier: "st
 describe("plans and the free plan", () => {
   it("lists the three plans, cheapest first, with paid plans at 500 coins or more", async () => {
     const { t } = await setup();
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const res = await t.request("/api/v1/subscriptions/plans", { headers: user.headers });
     expect(res.status).toBe(200);
     const { plans } = (await res.json()) as { plans: { id: string; name: string; priceCoins: number; periodDays: number; description: string }[] };
@@ -139,7 +112,7 @@ describe("plans and the free plan", () => {
 
   it("gives a new user the free standard plan and a standard wallet at 0 coins", async () => {
     const { t } = await setup();
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     expect(await current(t, user)).toEqual(FREE);
     const o = await overview(t, user);
     expect(o).toMatchObject({ balance: 0, coins: 0, tier: "standard" });
@@ -149,7 +122,7 @@ describe("plans and the free plan", () => {
 describe("subscribing", () => {
   it("pays premium from the wallet, lifts the tier, extends on renewal and replaces on a plan change", async () => {
     const { clock, t, admin } = await setup();
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const userId = await fund(t, admin, user, 1200);
 
     const res = await subscribeReq(t, user, "premium");
@@ -220,7 +193,7 @@ describe("subscribing", () => {
 
   it("refuses a user who cannot pay with 422 insufficient_funds and changes nothing", async () => {
     const { t, admin } = await setup();
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const userId = await fund(t, admin, user, 499);
     const before = await footprint(userId);
     expect(before).toEqual({ subscriptions: [], subscriptionTxns: 0, postings: 1, revenue: 0 });
@@ -234,7 +207,7 @@ describe("subscribing", () => {
     expect(await current(t, user)).toEqual(FREE);
 
     // A user who never had coins (and has no wallet yet) gets the same answer.
-    const broke = await newUser(issuer);
+    const broke = await newUser(env.issuer);
     const brokeId = await idOf(t, broke);
     const denied = await subscribeReq(t, broke, "enterprise");
     expect(denied.status).toBe(422);
@@ -245,7 +218,7 @@ describe("subscribing", () => {
 
   it("answers 400 for the free plan and a bad body, 404 for an unknown plan, and charges nothing", async () => {
     const { t, admin } = await setup();
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const userId = await fund(t, admin, user, 5000);
 
     const standard = await subscribeReq(t, user, "standard");
@@ -276,7 +249,7 @@ describe("subscribing", () => {
 
   it("charges once for one Idempotency-Key and replays the first answer", async () => {
     const { t, admin } = await setup();
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const userId = await fund(t, admin, user, 1000);
     const key = { "idempotency-key": `sub-${userId}-1` };
 
@@ -304,7 +277,7 @@ describe("subscribing", () => {
 
   it("lets only one of two concurrent subscriptions through when the wallet pays for one", async () => {
     const { t, admin } = await setup();
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const userId = await fund(t, admin, user, 700);
 
     const answers = await Promise.all([subscribeReq(t, user, "premium"), subscribeReq(t, user, "premium")]);
@@ -323,7 +296,7 @@ describe("subscribing", () => {
 
   it("falls back to standard once the period ends, and a later purchase starts a fresh period", async () => {
     const { clock, t, admin } = await setup();
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     await fund(t, admin, user, 1000);
     expect((await subscribeReq(t, user, "premium")).status).toBe(201);
 
@@ -351,7 +324,7 @@ describe("rate limits follow the subscription", () => {
   it("gives a new premium subscriber the premium limit within a minute", async () => {
     // The default tier lookup (subscriptions in the database) behind createApp's 30 s cache.
     const { clock, t, admin } = await setup({ kv: "redis" });
-    const user = await newUser(issuer);
+    const user = await newUser(env.issuer);
     const before = await t.request("/v1/auth/test", { headers: user.headers });
     expect(before.headers.get("x-ratelimit-limit")).toBe("1000");
     await fund(t, admin, user, 500);

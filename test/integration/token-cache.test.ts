@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fixedClock } from "../../src/platform/clock";
 import { buildTestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startTestIssuer, type TestIssuer } from "../support/issuer";
+import { useTestEnvironment } from "../support/environment";
 import { randomSuffix } from "../support/services";
 
-let db: TestDatabase;
-let issuer: TestIssuer;
-beforeAll(async () => {
-  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
-});
-afterAll(async () => {
-  await Promise.all([db.drop(), issuer.close()]);
-});
+const env = useTestEnvironment();
 
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 
@@ -20,8 +12,8 @@ describe("remembered token verifications", () => {
   it("never outlive the token's expiry", async () => {
     const start = Date.now();
     const clock = fixedClock(start);
-    const t = buildTestApp({ database: db.database, issuer, clock });
-    const token = await issuer.sign({ sub: `u-${randomSuffix()}` }, { expiresIn: Math.floor(start / 1000) + 45 });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, clock });
+    const token = await env.issuer.sign({ sub: `u-${randomSuffix()}` }, { expiresIn: Math.floor(start / 1000) + 45 });
     expect((await t.request("/v1/auth/test", bearer(token))).status).toBe(200);
     clock.advance(44_000);
     expect((await t.request("/v1/auth/test", bearer(token))).status).toBe(200);
@@ -31,8 +23,8 @@ describe("remembered token verifications", () => {
   });
 
   it("are keyed by the whole token: a tampered copy of a verified token fails", async () => {
-    const t = buildTestApp({ database: db.database, issuer });
-    const token = await issuer.sign({ sub: `u-${randomSuffix()}`, roles: [] });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const token = await env.issuer.sign({ sub: `u-${randomSuffix()}`, roles: [] });
     expect((await t.request("/v1/auth/test", bearer(token))).status).toBe(200);
     const [header, payload, signature] = token.split(".") as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as Record<string, unknown>;

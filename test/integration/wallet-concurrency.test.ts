@@ -1,64 +1,35 @@
 import { sql } from "drizzle-orm";
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/rows";
 import { ledgerInvariants } from "../../src/services/wallet/ledger";
 import { buildTestApp, type TestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startTestIssuer, type TestIssuer } from "../support/issuer";
-import { json, newUser, type TestUser } from "../support/users";
+import { useTestEnvironment } from "../support/environment";
+import { ENTERPRISE, award, signIn, transfer, walletRow, type Person } from "../support/people";
+import { json } from "../support/users";
 
 // Real Postgres, real row locks: many requests of one app race on the same wallets.
 
-let db: TestDatabase;
-let issuer: TestIssuer;
-
-beforeAll(async () => {
-  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
-});
-afterAll(async () => {
-  await Promise.all([db?.drop(), issuer?.close()]);
-});
+const env = useTestEnvironment();
 afterEach(async () => {
-  expect(await ledgerInvariants(db.database.db)).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
+  expect(await ledgerInvariants(env.db.database.db)).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
 });
 
 /** One app per test; enterprise callers (2,000 requests a minute) so the races are not rate limited. */
 function app(): TestApp {
-  return buildTestApp({ database: db.database, issuer, tierLookup: { tierOf: async () => "enterprise" } });
+  return buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE });
 }
 
-interface Person extends TestUser {
-  id: string;
-}
-
-async function person(t: TestApp, options: { admin?: boolean } = {}): Promise<Person> {
-  const user = await newUser(issuer, options);
-  const res = await t.request("/v1/auth/test", { headers: user.headers });
-  expect(res.status).toBe(200);
-  return { ...user, id: ((await res.json()) as { user: { id: string } }).user.id };
-}
-
-async function award(t: TestApp, admin: Person, userId: string, amount: number): Promise<void> {
-  const res = await t.request("/api/v1/wallet/coins/award", json({ userId, amount, reason: "seed" }, admin.headers));
-  expect(res.status, await res.clone().text()).toBe(200);
-}
-
-const transfer = (t: TestApp, from: Person, body: unknown, headers: Record<string, string> = {}) =>
-  t.request("/api/v1/wallet/transfer", json(body, { ...from.headers, ...headers }));
+const person = (t: TestApp, options: { admin?: boolean } = {}): Promise<Person> => signIn(t, env.issuer, options);
 
 async function walletOf(userId: string): Promise<{ id: string; balance: number; postings: number }> {
-  const [row] = await queryRows<{ id: string; balance: string; postings: string }>(
-    db.database.db,
-    sql`select a.id, a.balance::text as balance, (select count(*)::text from ledger_postings p where p.account_id = a.id) as postings
-        from ledger_accounts a where a.user_id = ${userId}`,
-  );
-  if (!row) throw new Error(`no wallet for ${userId}`);
-  return { id: row.id, balance: Number(row.balance), postings: Number(row.postings) };
+  const wallet = await walletRow(env.db.database.db, userId);
+  if (!wallet) throw new Error(`no wallet for ${userId}`);
+  return wallet;
 }
 
 async function transfersBy(userId: string): Promise<number> {
-  const [row] = await queryRows<{ n: string }>(db.database.db, sql`select count(*)::text as n from ledger_transactions where type = 'transfer' and actor_user_id = ${userId}`);
+  const [row] = await queryRows<{ n: string }>(env.db.database.db, sql`select count(*)::text as n from ledger_transactions where type = 'transfer' and actor_user_id = ${userId}`);
   return Number(row?.n);
 }
 
@@ -85,7 +56,7 @@ describe("wallet under concurrency", () => {
     const admin = await person(t, { admin: true });
     const sender = await person(t);
     const recipients = [await person(t), await person(t), await person(t), await person(t)];
-    await award(t, admin, sender.id, 200);
+    await award(t, admin, sender.id, 200, "seed");
 
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) => {
@@ -115,8 +86,8 @@ describe("wallet under concurrency", () => {
     const t = app();
     const admin = await person(t, { admin: true });
     const [a, b] = [await person(t), await person(t)];
-    await award(t, admin, a.id, 2000);
-    await award(t, admin, b.id, 3000);
+    await award(t, admin, a.id, 2000, "seed");
+    await award(t, admin, b.id, 3000, "seed");
     // A sends 1..50 (1,275 in all), B sends 2, 4, …, 100 (2,550): enough either way in any order.
     const requests: Promise<Outcome>[] = [];
     for (let i = 1; i <= 50; i++) {
@@ -134,7 +105,7 @@ describe("wallet under concurrency", () => {
     const t = app();
     const admin = await person(t, { admin: true });
     const [sender, recipient] = [await person(t), await person(t)];
-    await award(t, admin, sender.id, 100);
+    await award(t, admin, sender.id, 100, "seed");
     const key = { "idempotency-key": "burst-retry-0001" };
     const body = { toUserId: recipient.id, amount: 30 };
 
@@ -166,8 +137,8 @@ describe("wallet under concurrency", () => {
     const t = app();
     const admin = await person(t, { admin: true });
     const [p1, p2] = [await person(t), await person(t)];
-    await award(t, admin, p1.id, 500);
-    await award(t, admin, p2.id, 500);
+    await award(t, admin, p1.id, 500, "seed");
+    await award(t, admin, p2.id, 500, "seed");
     // Postings go in account-id order: make the sender the one whose wallet sorts first, so the
     // transfer debits the sender and then waits for the recipient's row.
     const [w1, w2] = [await walletOf(p1.id), await walletOf(p2.id)];
@@ -176,8 +147,8 @@ describe("wallet under concurrency", () => {
     const recipientWallet = w1.id < w2.id ? w2 : w1;
     const transfersBefore = await transfersBy(sender.id);
 
-    const locker = new pg.Client({ connectionString: db.url });
-    const observer = new pg.Client({ connectionString: db.url });
+    const locker = new pg.Client({ connectionString: env.db.url });
+    const observer = new pg.Client({ connectionString: env.db.url });
     await Promise.all([locker.connect(), observer.connect()]);
     try {
       await locker.query("begin");
@@ -189,7 +160,7 @@ describe("wallet under concurrency", () => {
       for (let i = 0; i < 200 && blocked === undefined; i++) {
         const { rows } = await observer.query<{ pid: number; query: string }>(
           "select pid, query from pg_stat_activity where datname = $1 and wait_event_type = 'Lock' and pid <> pg_backend_pid()",
-          [db.name],
+          [env.db.name],
         );
         if (rows.length > 1) throw new Error(`more than one blocked backend: ${JSON.stringify(rows)}`);
         if (rows[0]) {
@@ -223,9 +194,9 @@ describe("wallet under concurrency", () => {
     expect(await walletOf(sender.id)).toEqual(senderWallet);
     expect(await walletOf(recipient.id)).toEqual(recipientWallet);
     expect(await transfersBy(sender.id)).toBe(transfersBefore);
-    const [orphans] = await queryRows<{ n: string }>(db.database.db, sql`select count(*)::text as n from ledger_transactions where note = 'doomed'`);
+    const [orphans] = await queryRows<{ n: string }>(env.db.database.db, sql`select count(*)::text as n from ledger_transactions where note = 'doomed'`);
     expect(orphans?.n).toBe("0");
-    expect(await ledgerInvariants(db.database.db)).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
+    expect(await ledgerInvariants(env.db.database.db)).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
 
     // The API still works: the pool replaced the dead connection, and the key was freed for a retry.
     const retried = await outcome(transfer(t, sender, { toUserId: recipient.id, amount: 77, note: "doomed" }, { "idempotency-key": "doomed-transfer" }));

@@ -1,75 +1,42 @@
 import { sql } from "drizzle-orm";
-import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/rows";
 import { createMemoryStore } from "../../src/kv/memory";
 import { fixedClock } from "../../src/platform/clock";
 import { ledgerInvariants } from "../../src/services/wallet/ledger";
 import { buildTestApp, type TestApp, type TestAppOptions } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startTestIssuer, type TestIssuer } from "../support/issuer";
-import { json, newUser, type TestUser } from "../support/users";
+import { useTestEnvironment } from "../support/environment";
+import { ENTERPRISE, award, overview, signIn, transfer, walletRow, type Person } from "../support/people";
+import { withPgClient } from "../support/pg";
+import { json } from "../support/users";
 
-let db: TestDatabase;
-let issuer: TestIssuer;
-
-beforeAll(async () => {
-  [db, issuer] = await Promise.all([createTestDatabase(), startTestIssuer()]);
-});
-afterAll(async () => {
-  await Promise.all([db?.drop(), issuer?.close()]);
-});
+const env = useTestEnvironment();
 // Whatever a test did through the API or the database, the ledger still adds up.
 afterEach(async () => {
-  expect(await ledgerInvariants(db.database.db)).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
+  expect(await ledgerInvariants(env.db.database.db)).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
 });
 
 /** An app whose callers are all on the enterprise tier (2,000 requests a minute), unless a test needs the real tier. */
 function app(extra: Partial<TestAppOptions> = {}): TestApp {
-  return buildTestApp({ database: db.database, issuer, tierLookup: { tierOf: async () => "enterprise" }, ...extra });
-}
-
-interface Person extends TestUser {
-  id: string;
+  return buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, ...extra });
 }
 
 /** A new user, created in the database by their first request; `id` is their `usr_…` id. */
 async function person(t: TestApp, options: { admin?: boolean } = {}): Promise<Person> {
-  const user = await newUser(issuer, options);
-  const res = await t.request("/v1/auth/test", { headers: user.headers });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { user: { id: string } };
-  expect(body.user.id).toMatch(/^usr_/);
-  return { ...user, id: body.user.id };
-}
-
-async function award(t: TestApp, admin: Person, userId: string, amount: number, reason = "test award"): Promise<void> {
-  const res = await t.request("/api/v1/wallet/coins/award", json({ userId, amount, reason }, admin.headers));
-  expect(res.status, await res.clone().text()).toBe(200);
-}
-
-const transfer = (t: TestApp, from: Person, body: unknown, headers: Record<string, string> = {}) =>
-  t.request("/api/v1/wallet/transfer", json(body, { ...from.headers, ...headers }));
-
-async function overview(t: TestApp, user: Person): Promise<{ walletId: string; userId: string; balance: number; coins: number; tier: string }> {
-  const res = await t.request("/api/v1/wallet/overview", { headers: user.headers });
-  expect(res.status).toBe(200);
-  return (await res.json()) as { walletId: string; userId: string; balance: number; coins: number; tier: string };
+  const p = await signIn(t, env.issuer, options);
+  expect(p.id).toMatch(/^usr_/);
+  return p;
 }
 
 /** Straight from the database: the wallet balance (null without a wallet) and its number of postings. */
 async function ledgerOf(userId: string): Promise<{ balance: number | null; postings: number }> {
-  const [row] = await queryRows<{ balance: string | null; postings: string }>(
-    db.database.db,
-    sql`select (select balance::text from ledger_accounts where user_id = ${userId}) as balance,
-               (select count(*)::text from ledger_postings p join ledger_accounts a on a.id = p.account_id where a.user_id = ${userId}) as postings`,
-  );
-  return { balance: row?.balance == null ? null : Number(row.balance), postings: Number(row?.postings ?? 0) };
+  const wallet = await walletRow(env.db.database.db, userId);
+  return { balance: wallet?.balance ?? null, postings: wallet?.postings ?? 0 };
 }
 
 async function ledgerCounts(): Promise<{ transactions: number; postings: number }> {
   const [row] = await queryRows<{ t: string; p: string }>(
-    db.database.db,
+    env.db.database.db,
     sql`select (select count(*)::text from ledger_transactions) as t, (select count(*)::text from ledger_postings) as p`,
   );
   return { transactions: Number(row?.t), postings: Number(row?.p) };
@@ -95,7 +62,7 @@ async function expectError(res: Response, status: number, error: string): Promis
 describe("wallet overview", () => {
   it("shows a new user 0 coins on the standard tier, with a stable wallet id", async () => {
     // The real tier lookup (subscriptions): a user without a subscription is standard.
-    const t = buildTestApp({ database: db.database, issuer });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
     const user = await person(t);
     const first = await overview(t, user);
     expect(first).toEqual({ walletId: expect.stringMatching(/^wal_[0-9a-z]{26}$/), userId: user.id, balance: 0, coins: 0, tier: "standard" });
@@ -281,8 +248,8 @@ describe("transaction history", () => {
     const t = app();
     const admin = await person(t, { admin: true });
     const [ursula, vera] = [await person(t), await person(t)];
-    await db.database.db.execute(sql`update users set display_name = 'Vera V.' where id = ${vera.id}`);
-    await db.database.db.execute(sql`update users set display_name = 'Ursula U.' where id = ${ursula.id}`);
+    await env.db.database.db.execute(sql`update users set display_name = 'Vera V.' where id = ${vera.id}`);
+    await env.db.database.db.execute(sql`update users set display_name = 'Ursula U.' where id = ${ursula.id}`);
     const started = Date.now();
     await award(t, admin, ursula.id, 1000, "welcome");
     expect((await transfer(t, ursula, { toUserId: vera.id, amount: 300, note: "concert tickets" })).status).toBe(200);
@@ -415,7 +382,7 @@ describe("leaderboard", () => {
     const admin = await person(t, { admin: true });
     // Far above anything else in this file's database, so these three hold the top ranks.
     const [gold, silver, bronze] = [await person(t), await person(t), await person(t)];
-    await db.database.db.execute(sql`update users set display_name = 'Goldie' where id = ${gold.id}`);
+    await env.db.database.db.execute(sql`update users set display_name = 'Goldie' where id = ${gold.id}`);
     await award(t, admin, bronze.id, 700_000);
     await award(t, admin, gold.id, 900_000);
     await award(t, admin, silver.id, 800_000);
@@ -447,7 +414,7 @@ describe("leaderboard", () => {
       walked.push(...page.entries);
       offset = page.nextOffset;
     }
-    const [{ n: withCoins }] = (await queryRows<{ n: string }>(db.database.db, sql`select count(*)::text as n from ledger_accounts where kind = 'wallet' and balance > 0`)) as [{ n: string }];
+    const [{ n: withCoins }] = (await queryRows<{ n: string }>(env.db.database.db, sql`select count(*)::text as n from ledger_accounts where kind = 'wallet' and balance > 0`)) as [{ n: string }];
     expect(walked).toHaveLength(Number(withCoins));
     expect(walked.map((e) => e.rank)).toEqual(walked.map((_, i) => i + 1));
     expect(new Set(walked.map((e) => e.userId)).size).toBe(walked.length);
@@ -590,16 +557,6 @@ describe("Idempotency-Key", () => {
 });
 
 describe("the database refuses what code must never do", () => {
-  async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      return await fn(client);
-    } finally {
-      await client.end();
-    }
-  }
-
   async function fundedWallet(): Promise<{ userId: string; walletId: string }> {
     const t = app();
     const admin = await person(t, { admin: true });
@@ -611,7 +568,7 @@ describe("the database refuses what code must never do", () => {
   it("refuses to edit or delete postings and transactions", async () => {
     const { walletId } = await fundedWallet();
     const before = await ledgerCounts();
-    await withClient(async (c) => {
+    await withPgClient(env.db.url, async (c) => {
       await expect(c.query("update ledger_postings set amount = 1 where account_id = $1", [walletId])).rejects.toMatchObject({ message: "ledger_postings is append-only" });
       await expect(c.query("update ledger_postings set amount = 1")).rejects.toMatchObject({ code: "42501" });
       await expect(c.query("delete from ledger_postings")).rejects.toMatchObject({ message: "ledger_postings is append-only" });
@@ -626,7 +583,7 @@ describe("the database refuses what code must never do", () => {
   it("refuses to commit an unbalanced transaction", async () => {
     const { walletId } = await fundedWallet();
     const before = await ledgerCounts();
-    await withClient(async (c) => {
+    await withPgClient(env.db.url, async (c) => {
       await c.query("begin");
       await c.query("insert into ledger_transactions (id, type, note) values ('txn_unbalanced_test', 'award', 'free money')");
       const inserted = await c.query<{ balance_after: string }>(
@@ -647,7 +604,7 @@ describe("the database refuses what code must never do", () => {
   it("refuses a negative wallet balance, by update or by posting", async () => {
     const { walletId } = await fundedWallet();
     const before = await ledgerCounts();
-    await withClient(async (c) => {
+    await withPgClient(env.db.url, async (c) => {
       await expect(c.query("update ledger_accounts set balance = -1 where id = $1", [walletId])).rejects.toMatchObject({
         code: "23514",
         constraint: "ledger_accounts_wallet_nonnegative",

@@ -1,7 +1,6 @@
-import pg from "pg";
 import { inject } from "vitest";
 import { createPgDatabase, type NodeDatabase } from "../../src/node/database";
-import { databaseUrl } from "./template-db";
+import { databaseUrl, withPgClient } from "./pg";
 import { TEST_PG_ADMIN_URL, randomSuffix } from "./services";
 
 export interface TestDatabase {
@@ -11,21 +10,11 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: TEST_PG_ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** A fresh, migrated database of its own for one test file, cloned from the template. */
 export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const name = `api_t_${Date.now().toString(36)}_${randomSuffix()}`;
   const template = options.migrated === false ? "template0" : inject("templateDatabase");
-  await admin((c) => c.query(`create database "${name}" template "${template}"`));
+  await withPgClient(TEST_PG_ADMIN_URL, (c) => c.query(`create database "${name}" template "${template}"`));
   const url = databaseUrl(name);
   const database = createPgDatabase(url, { max: 10 });
   return {
@@ -34,7 +23,7 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
     database,
     async drop() {
       await database.close().catch(() => {});
-      await admin((c) => c.query(`drop database if exists "${name}" with (force)`));
+      await withPgClient(TEST_PG_ADMIN_URL, (c) => c.query(`drop database if exists "${name}" with (force)`));
     },
   };
 }

@@ -1,17 +1,11 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
 import { createPgDatabase } from "../../src/node/database";
 import { MIGRATIONS_FOLDER, migrateDatabase } from "../../src/node/migrate";
 import { createJsonLogger } from "../../src/platform/logger";
+import { databaseUrl, withPgClient } from "./pg";
 import { TEST_PG_ADMIN_URL } from "./services";
-
-export function databaseUrl(name: string): string {
-  const url = new URL(TEST_PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 /** Named after the migrations' content, so a changed migration gets a new template. */
 export function templateName(): string {
@@ -28,9 +22,7 @@ export function templateName(): string {
  */
 export async function ensureTemplate(): Promise<string> {
   const name = templateName();
-  const admin = new pg.Client({ connectionString: TEST_PG_ADMIN_URL });
-  await admin.connect();
-  try {
+  await withPgClient(TEST_PG_ADMIN_URL, async (admin) => {
     // Two test runs on one machine must not build the same template at once.
     await admin.query("select pg_advisory_lock(4242001)");
     const exists = await admin.query("select 1 from pg_database where datname = $1", [name]);
@@ -47,8 +39,6 @@ export async function ensureTemplate(): Promise<string> {
       await admin.query(`alter database "${building}" rename to "${name}"`);
     }
     await admin.query("select pg_advisory_unlock(4242001)");
-  } finally {
-    await admin.end();
-  }
+  });
   return name;
 }

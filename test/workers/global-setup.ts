@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { startNeonWsProxy } from "../support/neon-ws-proxy";
+import { databaseUrl, serverAddress, withPgClient } from "../support/pg";
 import { TEST_PG_ADMIN_URL, randomSuffix } from "../support/services";
 
 declare module "vitest" {
@@ -24,36 +24,25 @@ export function migrationStatements(): string[] {
     .filter((statement) => statement !== "");
 }
 
-async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /**
  * workerd cannot open TCP to Postgres the way Neon's driver expects, so the tests in workerd
  * reach a fresh, migrated database through the same kind of WebSocket proxy Neon runs.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const admin = new URL(TEST_PG_ADMIN_URL);
   const name = `workers_t_${randomSuffix()}`;
-  const url = Object.assign(new URL(TEST_PG_ADMIN_URL), { pathname: `/${name}` }).toString();
+  const url = databaseUrl(name);
 
-  await withClient(TEST_PG_ADMIN_URL, (c) => c.query(`create database "${name}"`));
-  await withClient(url, async (c) => {
+  await withPgClient(TEST_PG_ADMIN_URL, (c) => c.query(`create database "${name}"`));
+  await withPgClient(url, async (c) => {
     for (const statement of migrationStatements()) await c.query(statement);
   });
-  const proxy = await startNeonWsProxy({ allow: [`${admin.hostname}:${admin.port || "5432"}`] });
+  const proxy = await startNeonWsProxy({ allow: [serverAddress()] });
 
   project.provide("workersDatabaseUrl", url);
   project.provide("neonWsProxyPort", proxy.port);
 
   return async () => {
     await proxy.close();
-    await withClient(TEST_PG_ADMIN_URL, (c) => c.query(`drop database if exists "${name}" with (force)`));
+    await withPgClient(TEST_PG_ADMIN_URL, (c) => c.query(`drop database if exists "${name}" with (force)`));
   };
 }
