@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, check, date, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
  * A person on the platform. `subject` is the identity provider's `sub`; the row is created on
@@ -159,4 +159,189 @@ export const subscriptions = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
   },
   (t) => [index("subscriptions_period_end_idx").on(t.currentPeriodEnd)],
+);
+
+/**
+ * A person's dating profile (one per user). Exact position and birth date are private: others
+ * see a city, a rounded distance and an age.
+ */
+export const profiles = pgTable(
+  "profiles",
+  {
+    userId: text("user_id")
+      .primaryKey()
+      .references(() => users.id),
+    displayName: text("display_name").notNull(),
+    birthDate: date("birth_date", { mode: "string" }).notNull(),
+    gender: text("gender").notNull(),
+    interestedIn: text("interested_in").array().notNull(),
+    ageMin: integer("age_min").notNull().default(18),
+    ageMax: integer("age_max").notNull().default(99),
+    maxDistanceKm: integer("max_distance_km").notNull().default(100),
+    bio: text("bio"),
+    tagline: text("tagline"),
+    interests: text("interests").array().notNull().default(sql`'{}'`),
+    photos: text("photos").array().notNull().default(sql`'{}'`),
+    languages: text("languages").array().notNull().default(sql`'{}'`),
+    latitude: doublePrecision("latitude"),
+    longitude: doublePrecision("longitude"),
+    city: text("city"),
+    country: text("country"),
+    visibility: text("visibility").notNull().default("visible"),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
+    lastActiveAt: timestamp("last_active_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [
+    check("profiles_gender_check", sql`${t.gender} in ('woman', 'man', 'nonbinary', 'other')`),
+    check("profiles_visibility_check", sql`${t.visibility} in ('visible', 'hidden')`),
+    check("profiles_age_range_check", sql`${t.ageMin} >= 18 and ${t.ageMax} >= ${t.ageMin} and ${t.ageMax} <= 120`),
+    index("profiles_discovery_idx").on(t.country, t.gender, t.birthDate).where(sql`${t.visibility} = 'visible'`),
+    index("profiles_position_idx").on(t.latitude, t.longitude),
+  ],
+);
+
+/** Blocks are directed; a block hides both people from each other everywhere. */
+export const blocks = pgTable(
+  "blocks",
+  {
+    blockerId: text("blocker_id")
+      .notNull()
+      .references(() => users.id),
+    blockedId: text("blocked_id")
+      .notNull()
+      .references(() => users.id),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.blockerId, t.blockedId] }), index("blocks_blocked_idx").on(t.blockedId), check("blocks_not_self", sql`${t.blockerId} <> ${t.blockedId}`)],
+);
+
+export const reports = pgTable(
+  "reports",
+  {
+    id: text("id").primaryKey(),
+    reporterId: text("reporter_id")
+      .notNull()
+      .references(() => users.id),
+    reportedId: text("reported_id")
+      .notNull()
+      .references(() => users.id),
+    reason: text("reason").notNull(),
+    details: text("details"),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [
+    check("reports_reason_check", sql`${t.reason} in ('spam', 'harassment', 'fake_profile', 'underage', 'inappropriate_content', 'other')`),
+    index("reports_reported_idx").on(t.reportedId),
+  ],
+);
+
+/** One swipe per ordered pair: the primary key makes a repeated swipe a conflict. */
+export const swipes = pgTable(
+  "swipes",
+  {
+    swiperId: text("swiper_id")
+      .notNull()
+      .references(() => users.id),
+    targetId: text("target_id")
+      .notNull()
+      .references(() => users.id),
+    action: text("action").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.swiperId, t.targetId] }),
+    index("swipes_target_idx").on(t.targetId),
+    check("swipes_action_check", sql`${t.action} in ('like', 'pass', 'wink')`),
+    check("swipes_not_self", sql`${t.swiperId} <> ${t.targetId}`),
+  ],
+);
+
+/**
+ * A match between two people, stored once per unordered pair (`userLow` < `userHigh`): the
+ * unique index makes two simultaneous mutual likes create exactly one row.
+ */
+export const matches = pgTable(
+  "matches",
+  {
+    id: text("id").primaryKey(),
+    userLow: text("user_low")
+      .notNull()
+      .references(() => users.id),
+    userHigh: text("user_high")
+      .notNull()
+      .references(() => users.id),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    unmatchedAt: timestamp("unmatched_at", { withTimezone: true, mode: "date" }),
+    unmatchedBy: text("unmatched_by"),
+  },
+  (t) => [uniqueIndex("matches_pair_idx").on(t.userLow, t.userHigh), index("matches_high_idx").on(t.userHigh), check("matches_ordered_pair", sql`${t.userLow} < ${t.userHigh}`)],
+);
+
+export const winks = pgTable(
+  "winks",
+  {
+    id: text("id").primaryKey(),
+    senderId: text("sender_id")
+      .notNull()
+      .references(() => users.id),
+    recipientId: text("recipient_id")
+      .notNull()
+      .references(() => users.id),
+    message: text("message"),
+    status: text("status").notNull(),
+    matchId: text("match_id").references(() => matches.id),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    respondedAt: timestamp("responded_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [
+    check("winks_status_check", sql`${t.status} in ('pending', 'accepted', 'declined')`),
+    check("winks_not_self", sql`${t.senderId} <> ${t.recipientId}`),
+    uniqueIndex("winks_one_pending_idx").on(t.senderId, t.recipientId).where(sql`${t.status} = 'pending'`),
+    index("winks_recipient_idx").on(t.recipientId, t.status, t.createdAt),
+  ],
+);
+
+/** Winks sent per user and UTC day; the daily cap is enforced by one conditional upsert. */
+export const winkDailyCounts = pgTable(
+  "wink_daily_counts",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id),
+    day: date("day", { mode: "string" }).notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.day] })],
+);
+
+/** How often a profile was shown in feeds per UTC day, so no one dominates everyone's feed. */
+export const profileImpressions = pgTable(
+  "profile_impressions",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id),
+    day: date("day", { mode: "string" }).notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.day] })],
+);
+
+/**
+ * The outbox of live events per recipient. Stored before anything is pushed, so a client that
+ * reconnects with Last-Event-ID gets everything it missed; the id is the SSE event id.
+ */
+export const events = pgTable(
+  "events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id),
+    type: text("type").notNull(),
+    data: jsonb("data").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [index("events_user_idx").on(t.userId, t.id), check("events_type_check", sql`${t.type} in ('match.created', 'wink.received', 'wink.accepted')`)],
 );

@@ -1,0 +1,79 @@
+/** What other people may see of a profile: an age instead of a birth date, a rounded distance
+ * and a city instead of a position, and never an email. */
+export interface ProfileCard {
+  userId: string;
+  displayName: string;
+  age: number;
+  gender: string;
+  tagline: string | null;
+  bio: string | null;
+  interests: string[];
+  photos: string[];
+  languages: string[];
+  city: string | null;
+  country: string | null;
+  /** Kilometres, rounded to 5 km (1 km under 5 km); null when either side has no position. */
+  distanceKm: number | null;
+  lastActiveAt: string;
+}
+
+export interface ProfileRow {
+  userId: string;
+  displayName: string;
+  birthDate: string;
+  gender: string;
+  tagline: string | null;
+  bio: string | null;
+  interests: string[];
+  photos: string[];
+  languages: string[];
+  city: string | null;
+  country: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  lastActiveAt: Date;
+}
+
+export function ageOn(birthDate: string, now: number): number {
+  const [y, m, d] = birthDate.split("-").map(Number) as [number, number, number];
+  const today = new Date(now);
+  let age = today.getUTCFullYear() - y;
+  if (today.getUTCMonth() + 1 < m || (today.getUTCMonth() + 1 === m && today.getUTCDate() < d)) age -= 1;
+  return age;
+}
+
+const EARTH_RADIUS_KM = 6371;
+
+export function distanceKm(a: { latitude: number; longitude: number }, b: { latitude: number; longitude: number }): number {
+  const rad = Math.PI / 180;
+  const dLat = (b.latitude - a.latitude) * rad;
+  const dLon = (b.longitude - a.longitude) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(dLon / 2) ** 2;
+  return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+/** Rounding keeps anyone from trilaterating a person's exact position from repeated reads. */
+export function roundedDistance(km: number): number {
+  return km < 5 ? 1 : Math.round(km / 5) * 5;
+}
+
+export function toCard(row: ProfileRow, viewer: { latitude: number | null; longitude: number | null } | null, now: number): ProfileCard {
+  const bothPlaced = viewer && viewer.latitude !== null && viewer.longitude !== null && row.latitude !== null && row.longitude !== null;
+  return {
+    userId: row.userId,
+    displayName: row.displayName,
+    age: ageOn(row.birthDate, now),
+    gender: row.gender,
+    tagline: row.tagline,
+    bio: row.bio,
+    interests: row.interests,
+    photos: row.photos,
+    languages: row.languages,
+    city: row.city,
+    country: row.country,
+    distanceKm: bothPlaced
+      ? roundedDistance(distanceKm({ latitude: viewer.latitude as number, longitude: viewer.longitude as number }, { latitude: row.latitude as number, longitude: row.longitude as number }))
+      : null,
+    lastActiveAt: row.lastActiveAt.toISOString(),
+  };
+}
