@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
+import { withPgClient } from "../test/support/pg";
 import { startTestIssuer } from "../test/support/issuer";
 import { load, median, printTable, type LoadResult } from "./lib/load";
 import { REDIS_URL, ROOT, freePort, freshDatabase, startApi } from "./lib/servers";
@@ -145,18 +145,8 @@ export async function benchWallet(options: { seconds: number; connections: numbe
   }
 }
 
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 async function fundThroughLedger(url: string, userIds: string[], amount: number): Promise<void> {
-  await withClient(url, async (c) => {
+  await withPgClient(url, async (c) => {
     await c.query("begin");
     await c.query(
       `insert into ledger_accounts (id, kind, user_id) select 'wal_bench_' || u.id, 'wallet', u.id from users u where u.id = any($1) on conflict (user_id) do nothing`,
@@ -177,7 +167,7 @@ async function fundThroughLedger(url: string, userIds: string[], amount: number)
 }
 
 async function createPlainTables(url: string, accounts: number, balance: number): Promise<void> {
-  await withClient(url, async (c) => {
+  await withPgClient(url, async (c) => {
     await c.query(`create table bench_accounts (id int primary key, balance bigint not null check (balance >= 0))`);
     await c.query(
       `create table bench_history (id bigserial primary key, from_id int not null, to_id int not null, amount bigint not null, created_at timestamptz not null default now())`,
@@ -188,7 +178,7 @@ async function createPlainTables(url: string, accounts: number, balance: number)
 }
 
 async function ledgerCheck(url: string, hotUserId: string): Promise<{ transfers: number; total: number; mismatched: number; hotReceived: number }> {
-  return withClient(url, async (c) => {
+  return withPgClient(url, async (c) => {
     const { rows } = await c.query<{ transfers: string; total: string; mismatched: string; hot: string }>(
       `select
          (select count(*) from ledger_transactions where type = 'transfer')::text as transfers,
