@@ -1,4 +1,5 @@
 import { benchAuth } from "./auth";
+import { benchDiscover } from "./discover";
 import { benchHttp } from "./http";
 import { benchWallet } from "./wallet";
 
@@ -13,6 +14,8 @@ const flag = (key: string, fallback: number) => {
 const benches: Record<string, () => Promise<void>> = {
   auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
+  discover: () =>
+    benchDiscover({ seconds: flag("seconds", 10), connections: flag("connections", 16), users: flag("users", 200), profiles: flag("profiles", 100_000), pages: flag("pages", 5), limit: flag("limit", 20) }),
   wallet: () => benchWallet({ seconds: flag("seconds", 8), rounds: flag("rounds", 1), connections: flag("connections", 16), users: flag("users", 1000) }),
 };
 

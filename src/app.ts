@@ -10,6 +10,10 @@ import { observabilityRoutes } from "./routes/admin/observability";
 import { coinAdminRoutes } from "./routes/admin/coins";
 import { subscriptionRoutes } from "./routes/subscriptions";
 import { walletRoutes } from "./routes/wallet";
+import { matchingRoutes } from "./routes/matching";
+import { discoveryRoutes } from "./routes/discovery";
+import { profileRoutes } from "./routes/profiles";
+import { safetyRoutes } from "./routes/safety";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
 import { cachedTierLookup } from "./services/tiers/port";
 import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
@@ -44,6 +48,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", walletRoutes);
   app.route("/", subscriptionRoutes);
   app.route("/", coinAdminRoutes);
+  app.route("/", matchingRoutes);
+  app.route("/", discoveryRoutes);
+  app.route("/", profileRoutes);
+  app.route("/", safetyRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

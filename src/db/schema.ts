@@ -198,6 +198,8 @@ export const profiles = pgTable(
     check("profiles_age_range_check", sql`${t.ageMin} >= 18 and ${t.ageMax} >= ${t.ageMin} and ${t.ageMax} <= 120`),
     index("profiles_discovery_idx").on(t.country, t.gender, t.birthDate).where(sql`${t.visibility} = 'visible'`),
     index("profiles_position_idx").on(t.latitude, t.longitude),
+    // The discovery feed: wished gender, then the age window, then the position box, all inside the index.
+    index("profiles_discovery_geo_idx").on(t.gender, t.birthDate, t.latitude, t.longitude).where(sql`${t.visibility} = 'visible'`),
   ],
 );
 

@@ -64,6 +64,12 @@ export interface KeyValueStore {
   eval<T>(script: KvScript<T>, keys: string[], args: (string | number)[]): Promise<T>;
   /** Returns the number of subscribers that received the message. */
   publish(channel: string, message: string): Promise<number>;
+  /**
+   * Receives every later publish on the channel (the key prefix applies to channels as to keys);
+   * resolves once the subscription is active, to the function that ends it. Optional: Upstash's
+   * REST API cannot hold a subscription, so callers must work without it (e.g. by polling).
+   */
+  subscribe?(channel: string, handler: (message: string) => void): Promise<() => void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

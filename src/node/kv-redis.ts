@@ -28,6 +28,27 @@ export function createRedisStore(options: { url: string; prefix?: string }): Key
   // rejected call instead.
   redis.on("error", () => {});
 
+  // Pub/sub needs a connection of its own (a subscribed connection takes no other commands). It
+  // is opened on the first subscribe only, and carries every channel of this store: handlers
+  // are fanned out here, and a channel is unsubscribed when its last handler leaves.
+  let subscriber: Redis | undefined;
+  const handlers = new Map<string, Set<(message: string) => void>>();
+  const subscriberConnection = (): Redis => {
+    if (subscriber) return subscriber;
+    subscriber = redis.duplicate();
+    subscriber.on("error", () => {});
+    subscriber.on("message", (channel: string, message: string) => {
+      for (const handler of [...(handlers.get(channel) ?? [])]) {
+        try {
+          handler(message);
+        } catch {
+          // One failing subscriber must not starve the others.
+        }
+      }
+    });
+    return subscriber;
+  };
+
   const store: KeyValueStore = {
     kind: "redis",
     get: (key) => redis.get(k(key)),
@@ -67,10 +88,40 @@ export function createRedisStore(options: { url: string; prefix?: string }): Key
       });
     },
     publish: (channel, message) => redis.publish(k(channel), message),
+    async subscribe(channel, handler) {
+      const key = k(channel);
+      const sub = subscriberConnection();
+      let set = handlers.get(key);
+      if (!set) {
+        set = new Set();
+        handlers.set(key, set);
+      }
+      set.add(handler);
+      try {
+        // ioredis resubscribes by itself after a reconnect.
+        await sub.subscribe(key);
+      } catch (err) {
+        set.delete(handler);
+        if (set.size === 0 && handlers.get(key) === set) handlers.delete(key);
+        throw err;
+      }
+      let active = true;
+      return () => {
+        if (!active) return;
+        active = false;
+        set.delete(handler);
+        if (set.size === 0 && handlers.get(key) === set) {
+          handlers.delete(key);
+          void sub.unsubscribe(key).catch(() => {});
+        }
+      };
+    },
     async ping() {
       await redis.ping();
     },
     async close() {
+      handlers.clear();
+      subscriber?.disconnect();
       // QUIT would wait in the offline queue of a client that never connected.
       if (redis.status === "ready") await redis.quit().catch(() => redis.disconnect());
       else redis.disconnect();

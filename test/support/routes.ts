@@ -32,6 +32,23 @@ export const ROUTES: RouteCase[] = [
   { method: "GET", template: "/api/v1/subscriptions/current", access: "user" },
   { method: "POST", template: "/api/v1/subscriptions", access: "user", body: { planId: "premium" } },
   { method: "GET", template: "/api/v1/admin/coins/mint/state", access: "admin" },
+  { method: "GET", template: "/api/v1/profiles/discover", access: "user" },
+  { method: "GET", template: "/api/v1/profile", access: "user" },
+  { method: "PUT", template: "/api/v1/profile", access: "user", body: { displayName: "Matrix", birthDate: "1990-01-01", gender: "other", interestedIn: ["woman"] } },
+  { method: "GET", template: "/api/v1/profile/{userId}", access: "user" },
+  { method: "POST", template: "/api/v1/blocks", access: "user", body: { userId: "usr_00000000000000000000000000" } },
+  { method: "GET", template: "/api/v1/blocks", access: "user" },
+  { method: "DELETE", template: "/api/v1/blocks/{userId}", access: "user" },
+  { method: "POST", template: "/api/v1/reports", access: "user", body: { userId: "usr_00000000000000000000000000", reason: "spam" } },
+  { method: "POST", template: "/api/matching/swipe", access: "user", body: { targetUserId: "usr_nobody", action: "like" } },
+  { method: "POST", template: "/api/v1/winks", access: "user", body: { toUserId: "usr_nobody" } },
+  { method: "GET", template: "/api/v1/winks/received", access: "user" },
+  { method: "POST", template: "/api/v1/winks/{winkId}/accept", access: "user" },
+  { method: "POST", template: "/api/v1/winks/{winkId}/decline", access: "user" },
+  { method: "GET", template: "/api/v1/matches", access: "user" },
+  // A malformed Last-Event-ID answers 400 at once; a valid call would hold the stream open.
+  { method: "GET", template: "/api/v1/matches/events", access: "user", path: "/api/v1/matches/events?lastEventId=not-an-id" },
+  { method: "DELETE", template: "/api/v1/matches/{matchId}", access: "user" },
 ];
 
 export function concretePath(route: RouteCase): string {

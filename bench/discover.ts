@@ -1,0 +1,225 @@
+import pg from "pg";
+import { startTestIssuer } from "../test/support/issuer";
+import { REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
+
+/**
+ * GET /api/v1/profiles/discover over 100,000 seeded profiles (8 cities in 4 countries, realistic
+ * interests and wishes), driven by `connections` concurrent clients that each swipe through a
+ * session of `pages` pages (first page builds the session snapshot, later pages read it), then
+ * move on to the next of `users` bench users (all on enterprise, so the rate limit stays out of
+ * the way). GET /health runs with the same client loop in the same run for the ratio.
+ * Latencies are measured per request by the client loop (autocannon has no p95).
+ */
+export async function benchDiscover(options: { seconds: number; connections: number; users: number; profiles: number; pages: number; limit: number }): Promise<void> {
+  const started = Date.now();
+  const issuer = await startTestIssuer();
+  const databaseUrl = await freshDatabase("api_bench_discover");
+  const api = await startApi(
+    { DATABASE_URL: databaseUrl, REDIS_URL, KV_PREFIX: `bench:discover:${Date.now()}:`, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience },
+    await freePort(),
+  );
+  try {
+    const tokens = await Promise.all(Array.from({ length: options.users }, (_, i) => issuer.sign({ sub: `bench-discover-${i}`, email: `d${i}@bench.test` }, { expiresIn: "2h" })));
+    const ids: string[] = [];
+    for (let i = 0; i < tokens.length; i += 50) {
+      ids.push(
+        ...(await Promise.all(
+          tokens.slice(i, i + 50).map(async (t) => {
+            const res = await fetch(`${api.url}/v1/auth/test`, { headers: { authorization: `Bearer ${t}` } });
+            if (res.status !== 200) throw new Error(`warm-up answered ${res.status}: ${await res.text()}`);
+            return ((await res.json()) as { user: { id: string } }).user.id;
+          }),
+        )),
+      );
+    }
+    const seedStarted = Date.now();
+    await seed(databaseUrl, options.profiles, ids);
+    console.log(
+      `setup: ${options.profiles} seeded profiles + ${ids.length} bench users with profiles (enterprise); seeding ${((Date.now() - seedStarted) / 1000).toFixed(1)} s, setup ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+
+    // Warm the JIT, the pools and the plan cache; not measured.
+    await drive(api.url, tokens, { ...options, seconds: 3 });
+    const health = await loop(options.seconds, options.connections, async () => {
+      const res = await fetch(`${api.url}/health`);
+      await res.arrayBuffer();
+      return { ok: res.status === 200, kind: "health" };
+    });
+    const feed = await drive(api.url, tokens, options);
+
+    const line = (label: string, s: Stats) =>
+      console.log(
+        label.padEnd(36),
+        String(Math.round(s.count / options.seconds)).padStart(8),
+        s.p50.toFixed(1).padStart(8),
+        s.p95.toFixed(1).padStart(8),
+        s.p99.toFixed(1).padStart(8),
+        String(s.failed).padStart(7),
+      );
+    console.log(`\n${options.connections} concurrent clients, ${options.seconds} s per run, ${options.users} users rotated, sessions of ${options.pages} pages × ${options.limit} cards`);
+    console.log("label".padEnd(36), "req/s".padStart(8), "p50 ms".padStart(8), "p95 ms".padStart(8), "p99 ms".padStart(8), "failed".padStart(7));
+    line("GET /health", stats(health.all));
+    line("GET /profiles/discover (all pages)", stats(feed.all));
+    line("  first page (builds the session)", stats(feed.byKind.get("first") ?? []));
+    line("  later pages (cursor)", stats(feed.byKind.get("next") ?? []));
+    const all = stats(feed.all);
+    const h = stats(health.all);
+    console.log(`\ndiscover/health req/s ratio = ${(all.count / Math.max(1, h.count)).toFixed(3)}; cards served per second = ${Math.round(feed.cards / options.seconds)}`);
+    console.log(`discover p95 = ${all.p95.toFixed(1)} ms  (target < 50 ms) ${all.p95 < 50 ? "PASS" : "MISS"}`);
+    if (all.failed > 0) console.log(`failures: ${[...feed.failures].map(([k, v]) => `${k}×${v}`).join(", ")}`);
+    console.log(`total time ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    await api.stop();
+    await issuer.close();
+  }
+}
+
+interface Sample {
+  ms: number;
+  ok: boolean;
+  kind: string;
+}
+
+interface Stats {
+  count: number;
+  failed: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+function stats(samples: Sample[]): Stats {
+  const ms = samples.map((s) => s.ms).sort((a, b) => a - b);
+  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] ?? 0;
+  return { count: samples.length, failed: samples.filter((s) => !s.ok).length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
+
+/** `connections` closed loops for `seconds`; each call of `step` is one timed request. */
+async function loop(seconds: number, connections: number, step: (worker: number) => Promise<{ ok: boolean; kind: string }>): Promise<{ all: Sample[]; byKind: Map<string, Sample[]> }> {
+  const all: Sample[] = [];
+  const byKind = new Map<string, Sample[]>();
+  const deadline = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async (_, worker) => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        const { ok, kind } = await step(worker).catch(() => ({ ok: false, kind: "error" }));
+        const sample = { ms: performance.now() - t0, ok, kind };
+        all.push(sample);
+        const list = byKind.get(kind) ?? [];
+        list.push(sample);
+        byKind.set(kind, list);
+      }
+    }),
+  );
+  return { all, byKind };
+}
+
+/** Each client swipes through sessions: a first page, then `pages - 1` cursor pages, then the next user. */
+async function drive(url: string, tokens: string[], options: { seconds: number; connections: number; pages: number; limit: number }) {
+  let nextUser = 0;
+  const state = Array.from({ length: options.connections }, () => ({ token: "", cursor: null as string | null, page: 0 }));
+  let cards = 0;
+  const failures = new Map<string, number>();
+  const result = await loop(options.seconds, options.connections, async (worker) => {
+    const s = state[worker] as (typeof state)[number];
+    if (s.cursor === null || s.page >= options.pages) {
+      s.token = tokens[nextUser++ % tokens.length] as string;
+      s.cursor = null;
+      s.page = 0;
+    }
+    const kind = s.cursor === null ? "first" : "next";
+    const query = `limit=${options.limit}${s.cursor ? `&cursor=${encodeURIComponent(s.cursor)}` : ""}`;
+    const res = await fetch(`${url}/api/v1/profiles/discover?${query}`, { headers: { authorization: `Bearer ${s.token}` } });
+    const text = await res.text();
+    if (res.status !== 200) {
+      failures.set(String(res.status), (failures.get(String(res.status)) ?? 0) + 1);
+      s.cursor = null;
+      return { ok: false, kind };
+    }
+    const body = JSON.parse(text) as { profiles: unknown[]; nextCursor: string | null };
+    cards += body.profiles.length;
+    s.cursor = body.nextCursor;
+    s.page++;
+    return { ok: true, kind };
+  });
+  return { ...result, cards, failures };
+}
+
+const CITIES = [
+  ["Berlin", "DE", 52.52, 13.405],
+  ["Hamburg", "DE", 53.551, 9.994],
+  ["Munich", "DE", 48.137, 11.575],
+  ["Paris", "FR", 48.857, 2.352],
+  ["Lyon", "FR", 45.764, 4.836],
+  ["Madrid", "ES", 40.417, -3.704],
+  ["Barcelona", "ES", 41.385, 2.173],
+  ["London", "GB", 51.507, -0.128],
+] as const;
+
+const INTERESTS = [
+  "hiking", "cooking", "jazz", "techno", "yoga", "running", "climbing", "photography", "travel", "books",
+  "board games", "video games", "cinema", "theatre", "art", "museums", "football", "tennis", "cycling", "swimming",
+  "wine", "coffee", "baking", "gardening", "dogs", "cats", "dancing", "concerts", "languages", "volunteering",
+];
+
+/**
+ * Users and profiles in a handful of set-based statements: positions jittered around 8 cities
+ * (±~30 km), 3% without a position, 5% hidden, mostly straight with some bi and nonbinary
+ * people, age wishes around each person's own age, 3–6 interests each. The bench users get the
+ * same kind of profile plus an enterprise subscription.
+ */
+async function seed(url: string, count: number, benchIds: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("select setseed(0.42)");
+    await client.query(
+      `insert into users (id, subject, email, role, created_at)
+       select 'usr_seed' || lpad(g::text, 7, '0'), 'seed-' || g, 'seed' || g || '@bench.test', 'user', now() - random() * interval '365 days'
+       from generate_series(1, $1::int) g`,
+      [count],
+    );
+    const cities = `(values ${CITIES.map(([name, country, lat, lon], i) => `(${i}, '${name}', '${country}', ${lat}::float8, ${lon}::float8)`).join(", ")}) as c(i, name, country, lat, lon)`;
+    const interests = `array[${INTERESTS.map((s) => `'${s}'`).join(", ")}]`;
+    const profileSelect = (source: string) => `
+      with src as (${source}),
+      r as (
+        select uid, floor(random() * ${CITIES.length})::int as city, random() as gx, random() as ix, 18 + floor(power(random(), 1.6) * 42)::int as age,
+               random() as jlat, random() as jlon, random() as nopos, random() as hide, random() as act, random() as made, random() as spread, random() as far
+        from src
+      )
+      insert into profiles (user_id, display_name, birth_date, gender, interested_in, age_min, age_max, max_distance_km, interests, latitude, longitude,
+                            city, country, visibility, created_at, updated_at, last_active_at, bio, tagline, photos, languages)
+      select r.uid, 'Member ' || right(r.uid, 6),
+             (current_date - make_interval(years => r.age) - (floor(random() * 360)::int || ' days')::interval)::date,
+             g.gender,
+             case when g.gender = 'woman' then (case when r.ix < 0.85 then array['man'] when r.ix < 0.95 then array['man', 'woman'] else array['woman'] end)
+                  when g.gender = 'man' then (case when r.ix < 0.88 then array['woman'] when r.ix < 0.95 then array['woman', 'man'] else array['man'] end)
+                  else array['woman', 'man', 'nonbinary', 'other'] end,
+             greatest(18, r.age - 3 - floor(r.spread * 8)::int), least(99, r.age + 3 + floor(r.spread * 10)::int),
+             (array[10, 25, 50, 50, 80, 100, 150])[1 + floor(r.far * 7)::int],
+             (select array_agg(distinct x) from (select (${interests})[1 + floor(random() * ${INTERESTS.length})::int] as x from generate_series(1, 3 + floor(r.ix * 4)::int) s
+                                          where r.uid is not null) q),
+             case when r.nopos < 0.03 then null else c.lat + (r.jlat - 0.5) * 0.55 end,
+             case when r.nopos < 0.03 then null else c.lon + (r.jlon - 0.5) * 0.85 end,
+             c.name, c.country,
+             case when r.hide < 0.05 then 'hidden' else 'visible' end,
+             now() - r.made * interval '365 days', now(), now() - power(r.act, 3) * interval '30 days',
+             'Hello from ' || c.name, 'Looking for someone nice', array['https://img.example/' || r.uid || '.jpg'], array['en']
+      from r join ${cities} on c.i = r.city
+      cross join lateral (select case when r.gx < 0.47 then 'woman' when r.gx < 0.94 then 'man' when r.gx < 0.98 then 'nonbinary' else 'other' end as gender) g`;
+    await client.query(profileSelect(`select 'usr_seed' || lpad(g::text, 7, '0') as uid from generate_series(1, ${count}) g`));
+    // Bench users: visible, placed, broad wishes, so their feeds are full and realistic.
+    await client.query(profileSelect(`select unnest($1::text[]) as uid`), [benchIds]);
+    await client.query(`update profiles set visibility = 'visible', latitude = coalesce(latitude, 52.52), longitude = coalesce(longitude, 13.405) where user_id = any($1)`, [benchIds]);
+    await client.query(
+      `insert into subscriptions (id, user_id, plan_id, current_period_start, current_period_end, created_at, updated_at)
+       select 'sub_' || u, u, 'enterprise', now(), now() + interval '30 days', now(), now() from unnest($1::text[]) u`,
+      [benchIds],
+    );
+    await client.query("analyze");
+  } finally {
+    await client.end();
+  }
+}

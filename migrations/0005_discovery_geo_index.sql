@@ -1,0 +1,1 @@
+CREATE INDEX "profiles_discovery_geo_idx" ON "profiles" USING btree ("gender","birth_date","latitude","longitude") WHERE "profiles"."visibility" = 'visible';

@@ -1,0 +1,111 @@
+import type { Context } from "hono";
+import { streamSSE, type SSEStreamingApi } from "hono/streaming";
+import { ApiError } from "../../errors";
+import type { AppEnv } from "../../http/env";
+import { eventChannel, eventsAfter, latestEventId } from "../../services/matching/events";
+
+/** A comment line goes out at least this often, so proxies and clients keep an idle stream open (< 25 s). */
+export const HEARTBEAT_MS = 20_000;
+/**
+ * Where the KV store cannot subscribe (Upstash's REST API on Workers holds no connection), the
+ * stream polls the outbox this often instead of waiting for notifications; stored events still
+ * reach it, within this delay. With a subscribing store (Redis on Node, the in-memory store) a
+ * notification wakes the stream at once, and it re-reads the outbox anyway on each heartbeat.
+ */
+export const POLL_MS = 2_000;
+/** The reconnection delay suggested to EventSource clients. */
+const RETRY_MS = 2_000;
+
+/** Last-Event-ID (header, or the `lastEventId` query parameter for clients that cannot set headers). */
+function lastEventIdOf(c: Context<AppEnv>): number | undefined {
+  const raw = c.req.header("last-event-id") ?? c.req.query("lastEventId");
+  if (raw === undefined || raw.trim() === "") return undefined;
+  if (!/^\d{1,15}$/.test(raw.trim())) {
+    throw new ApiError("invalid_input", "Last-Event-ID must be the id of an event", { details: [{ path: "(header) last-event-id", message: "a non-negative integer" }] });
+  }
+  return Number(raw.trim());
+}
+
+/**
+ * The caller's live match events as server-sent events. The stream first replays what was stored
+ * after Last-Event-ID (without it, it starts after the newest stored event), then waits for
+ * notifications (or polls) and sends each new event once, in id order, with its id. It ends when
+ * the client goes away.
+ */
+export async function matchEventStream(c: Context<AppEnv>, userId: string): Promise<Response> {
+  const { deps } = c.var;
+  const requested = lastEventIdOf(c);
+  // The stream outlives the request's own session (released when the handler returns; on
+  // Workers that ends its connection), so it holds a session of its own until it closes.
+  const session = deps.database.session();
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    await session.release?.().catch(() => {});
+  };
+  let start: number;
+  try {
+    // Fixed before the answer goes out: an event made once the client holds the response is sent.
+    start = requested ?? (await latestEventId(session.db, userId));
+  } catch (err) {
+    await release();
+    throw err;
+  }
+
+  return streamSSE(c, async (stream: SSEStreamingApi) => {
+    let lastId = start;
+    let wake: (() => void) | undefined;
+    let pending = false;
+    const signal = () => {
+      pending = true;
+      wake?.();
+    };
+    let unsubscribe: (() => void) | undefined;
+    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    stream.onAbort(signal);
+    try {
+      const subscribe = deps.kv.subscribe?.bind(deps.kv);
+      if (subscribe) {
+        try {
+          unsubscribe = await subscribe(eventChannel(userId), signal);
+        } catch (err) {
+          deps.logger.warn("event subscription failed; polling the outbox", { userId, err: String(err) });
+        }
+      }
+      // Subscribed: the loop sleeps until a notification, re-reading now and then as a safety net.
+      const waitMs = unsubscribe ? HEARTBEAT_MS : POLL_MS;
+      await stream.write(`retry: ${RETRY_MS}\n: connected\n\n`);
+      // A comment line; EventSource ignores it. Writes queue on the stream, so it never splits an event.
+      heartbeat = setInterval(() => void stream.write(": heartbeat\n\n"), HEARTBEAT_MS);
+
+      while (!stream.aborted && !stream.closed) {
+        pending = false;
+        for (;;) {
+          const batch = await eventsAfter(session.db, userId, lastId);
+          for (const event of batch) {
+            if (stream.aborted) break;
+            await stream.writeSSE({ id: String(event.id), event: event.type, data: JSON.stringify(event.data) });
+            lastId = event.id;
+          }
+          if (batch.length < 100 || stream.aborted) break;
+        }
+        if (stream.aborted || pending) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, waitMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+      }
+    } finally {
+      if (heartbeat !== undefined) clearInterval(heartbeat);
+      unsubscribe?.();
+      await release();
+    }
+  }, async (err) => {
+    deps.logger.error("match event stream failed", { userId, err: String(err) });
+  });
+}

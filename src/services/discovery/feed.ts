@@ -1,0 +1,416 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/port";
+import { queryRows } from "../../db/rows";
+import { ApiError } from "../../errors";
+import type { KeyValueStore } from "../../kv/port";
+import type { Random } from "../../platform/ids";
+import { ageOn, distanceKm, toCard, type ProfileCard } from "../profiles/card";
+import { noBlockBetween } from "../safety/blocks";
+import { reciprocalScore } from "./score";
+
+/**
+ * The discovery feed: cursor-paged swipe cards for the caller.
+ *
+ * 1. Filtering happens in SQL and holds on BOTH sides: gender wishes, age ranges, distance
+ *    (≤ both maxima; a bounding box on latitude/longitude, then an exact haversine), and
+ *    visibility. Gone are the caller, anyone the caller swiped (any action), anyone ever matched
+ *    with the caller (unmatched included), blocks either way (a report also blocks), and
+ *    profiles over today's impression cap. When either side has no position, both must share
+ *    a country instead (a caller with neither position nor country sees nobody).
+ * 2. At most `candidateLimit` rows (most recently active first) are scored in JS
+ *    (./score.ts, reciprocal) and the best `snapshotSize` ids become a feed session in the
+ *    key-value store (TTL 30 min, random id). The cursor is session id + offset, so a card never
+ *    repeats across the pages of one session; every page re-checks its ids against swipes,
+ *    matches, blocks, visibility and the cap, so anyone swiped or blocked since drops out.
+ * 3. Each served card counts one impression for its profile (one upsert per page). The cap is
+ *    soft: two feeds racing on the same profile can push it a little over.
+ */
+export interface DiscoveryOptions {
+  /** Cards one profile may appear on per UTC day, across everyone's feeds. */
+  dailyImpressionCap: number;
+  /** Rows the SQL hands to the scorer. */
+  candidateLimit: number;
+  /** Ranked ids kept per feed session. */
+  snapshotSize: number;
+  sessionTtlMs: number;
+}
+
+export const DISCOVERY_DEFAULTS: DiscoveryOptions = {
+  dailyImpressionCap: 200,
+  candidateLimit: 1000,
+  snapshotSize: 500,
+  sessionTtlMs: 30 * 60_000,
+};
+
+export interface DiscoveryContext {
+  db: Db;
+  kv: KeyValueStore;
+  random: Random;
+  now: number;
+  options?: Partial<DiscoveryOptions>;
+}
+
+export interface DiscoverCard extends ProfileCard {
+  score?: number;
+}
+
+export interface DiscoverPage {
+  profiles: DiscoverCard[];
+  nextCursor: string | null;
+}
+
+interface Viewer {
+  userId: string;
+  birthDate: string;
+  gender: string;
+  interestedIn: string[];
+  ageMin: number;
+  ageMax: number;
+  maxDistanceKm: number;
+  interests: string[];
+  latitude: number | null;
+  longitude: number | null;
+  country: string | null;
+  visibility: string;
+}
+
+interface Session {
+  /** Owner: a cursor only works for the person whose feed it is. */
+  u: string;
+  ids: string[];
+  /** Scores, rounded, in the same order as ids. */
+  s: number[];
+}
+
+const SESSION_KEY = (id: string) => `discover:session:${id}`;
+const EARTH_RADIUS_KM = 6371;
+const KM_PER_DEGREE = (Math.PI * EARTH_RADIUS_KM) / 180;
+
+export async function discover(ctx: DiscoveryContext, userId: string, page: { limit: number; cursor?: string }): Promise<DiscoverPage> {
+  const options = { ...DISCOVERY_DEFAULTS, ...ctx.options };
+  const decoded = page.cursor === undefined ? null : decodeCursor(page.cursor);
+  const viewer = await loadViewer(ctx.db, userId);
+  if (!viewer) throw new ApiError("not_found", "create your profile first");
+
+  let session: Session;
+  let sessionId: string;
+  let offset: number;
+  if (decoded) {
+    const stored = await ctx.kv.get(SESSION_KEY(decoded.sessionId));
+    const parsed = stored === null ? null : parseSession(stored);
+    if (!parsed || parsed.u !== userId || decoded.offset > parsed.ids.length) {
+      throw new ApiError("invalid_input", "unknown or expired cursor", {
+        details: [{ path: "cursor", message: "feed sessions last 30 minutes; start again without a cursor" }],
+      });
+    }
+    session = parsed;
+    sessionId = decoded.sessionId;
+    offset = decoded.offset;
+  } else {
+    session = { u: userId, ids: [], s: [] };
+    if (viewer.visibility === "visible") {
+      const ranked = await rankCandidates(ctx, viewer, options);
+      session.ids = ranked.map((r) => r.userId);
+      session.s = ranked.map((r) => Math.round(r.score * 10_000) / 10_000);
+    }
+    sessionId = newSessionId(ctx.random);
+    offset = 0;
+  }
+
+  const { cards, next } = await servePage(ctx, viewer, session, offset, page.limit, options);
+  const nextCursor = next < session.ids.length ? encodeCursor(sessionId, next) : null;
+  // The snapshot is only stored when someone can page on; a first page that showed everything
+  // costs no write.
+  if (!decoded && nextCursor !== null) {
+    await ctx.kv.set(SESSION_KEY(sessionId), JSON.stringify(session), { ttlMs: options.sessionTtlMs });
+  }
+  if (cards.length > 0) await countImpressions(ctx.db, cards.map((c) => c.userId), utcDay(ctx.now));
+  return { profiles: cards, nextCursor };
+}
+
+async function loadViewer(db: Db, userId: string): Promise<Viewer | null> {
+  const [row] = await queryRows<{
+    user_id: string;
+    birth_date: string;
+    gender: string;
+    interested_in: string[];
+    age_min: number;
+    age_max: number;
+    max_distance_km: number;
+    interests: string[];
+    latitude: number | null;
+    longitude: number | null;
+    country: string | null;
+    visibility: string;
+  }>(
+    db,
+    sql`select user_id, birth_date::text as birth_date, gender, interested_in, age_min, age_max, max_distance_km, interests, latitude, longitude, country, visibility
+        from profiles where user_id = ${userId}`,
+  );
+  if (!row) return null;
+  return {
+    userId: row.user_id,
+    birthDate: row.birth_date,
+    gender: row.gender,
+    interestedIn: row.interested_in,
+    ageMin: row.age_min,
+    ageMax: row.age_max,
+    maxDistanceKm: row.max_distance_km,
+    interests: row.interests,
+    latitude: row.latitude,
+    longitude: row.longitude,
+    country: row.country,
+    visibility: row.visibility,
+  };
+}
+
+interface Ranked {
+  userId: string;
+  score: number;
+}
+
+/** Candidates that pass every filter both ways, scored and sorted, best first. */
+async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: DiscoveryOptions): Promise<Ranked[]> {
+  if (viewer.interestedIn.length === 0) return [];
+  const today = utcDay(ctx.now);
+  const myAge = ageOn(viewer.birthDate, ctx.now);
+  const me = viewer.userId;
+  const rows = await queryRows<{
+    user_id: string;
+    birth_date: string;
+    age_min: number;
+    age_max: number;
+    max_distance_km: number;
+    interests: string[];
+    latitude: number | null;
+    longitude: number | null;
+    last_active_ms: number;
+    created_ms: number;
+  }>(
+    ctx.db,
+    sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude,
+               (extract(epoch from p.last_active_at) * 1000)::float8 as last_active_ms,
+               (extract(epoch from p.created_at) * 1000)::float8 as created_ms
+        from profiles p
+        where p.visibility = 'visible'
+          and p.user_id <> ${me}
+          and p.gender in (${sql.join(
+            viewer.interestedIn.map((g) => sql`${g}`),
+            sql`, `,
+          )})
+          and ${viewer.gender} = any(p.interested_in)
+          and p.birth_date > ${yearsBefore(today, viewer.ageMax + 1)}::date
+          and p.birth_date <= ${yearsBefore(today, viewer.ageMin)}::date
+          and p.age_min <= ${myAge}::int and p.age_max >= ${myAge}::int
+          and ${distanceCondition(viewer)}
+          and ${notExcluded(me, today, options.dailyImpressionCap)}
+        order by p.last_active_at desc
+        limit ${options.candidateLimit}`,
+  );
+
+  const viewerSide = { age: myAge, ageMin: viewer.ageMin, ageMax: viewer.ageMax, maxDistanceKm: viewer.maxDistanceKm, interests: viewer.interests };
+  const placed = viewer.latitude !== null && viewer.longitude !== null;
+  const ranked = rows.map((r) => {
+    const km =
+      placed && r.latitude !== null && r.longitude !== null
+        ? distanceKm({ latitude: viewer.latitude as number, longitude: viewer.longitude as number }, { latitude: r.latitude, longitude: r.longitude })
+        : null;
+    const { score } = reciprocalScore({
+      viewer: viewerSide,
+      candidate: { age: ageOn(r.birth_date, ctx.now), ageMin: r.age_min, ageMax: r.age_max, maxDistanceKm: r.max_distance_km, interests: r.interests },
+      distanceKm: km,
+      lastActiveMs: Number(r.last_active_ms),
+      createdMs: Number(r.created_ms),
+      now: ctx.now,
+    });
+    return { userId: r.user_id, score };
+  });
+  ranked.sort((a, b) => b.score - a.score || (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
+  return ranked.slice(0, options.snapshotSize);
+}
+
+/**
+ * Everything that can change between pages of one session, and so is checked again on every
+ * page: swipes by the viewer (any action), matches ever (unmatched too), blocks either way,
+ * and today's impression cap.
+ */
+function notExcluded(me: string, today: string, cap: number): SQL {
+  return sql`not exists (select 1 from swipes s where s.swiper_id = ${me} and s.target_id = p.user_id)
+          and not exists (select 1 from matches m where (m.user_low = ${me} and m.user_high = p.user_id) or (m.user_low = p.user_id and m.user_high = ${me}))
+          and ${noBlockBetween(me, sql`p.user_id`)}
+          and not exists (select 1 from profile_impressions i where i.user_id = p.user_id and i.day = ${today}::date and i.count >= ${cap}::int)`;
+}
+
+/**
+ * Within both people's maximum distance. A bounding box (usable by the position index) narrows
+ * the rows before the exact great-circle distance is computed; without positions on either
+ * side, the same country stands in.
+ */
+function distanceCondition(viewer: Viewer): SQL {
+  const sameCountry = viewer.country === null ? null : sql`p.country = ${viewer.country}`;
+  if (viewer.latitude === null || viewer.longitude === null) return sameCountry ?? sql`false`;
+  const lat = viewer.latitude;
+  const lon = viewer.longitude;
+  const km = viewer.maxDistanceKm;
+  const dLat = (km / KM_PER_DEGREE) * 1.01;
+  // The widest longitude span reachable within km (Matuschek); the whole circle near a pole.
+  const angular = km / EARTH_RADIUS_KM;
+  const cosLat = Math.cos((lat * Math.PI) / 180);
+  let lonCondition: SQL = sql`true`;
+  if (Math.abs(lat) + dLat < 89 && Math.sin(angular) < cosLat) {
+    const dLon = ((Math.asin(Math.sin(angular) / cosLat) * 180) / Math.PI) * 1.01;
+    const lo = lon - dLon;
+    const hi = lon + dLon;
+    if (dLon >= 180) lonCondition = sql`true`;
+    else if (lo < -180) lonCondition = sql`(p.longitude >= ${lo + 360}::float8 or p.longitude <= ${hi}::float8)`;
+    else if (hi > 180) lonCondition = sql`(p.longitude >= ${lo}::float8 or p.longitude <= ${hi - 360}::float8)`;
+    else lonCondition = sql`p.longitude between ${lo}::float8 and ${hi}::float8`;
+  }
+  const haversine = sql`2 * ${EARTH_RADIUS_KM}::float8 * asin(least(1, sqrt(
+      power(sin(radians(p.latitude - ${lat}::float8) / 2), 2)
+      + cos(radians(${lat}::float8)) * cos(radians(p.latitude)) * power(sin(radians(p.longitude - ${lon}::float8) / 2), 2))))`;
+  const placed = sql`(p.latitude between ${lat - dLat}::float8 and ${lat + dLat}::float8 and ${lonCondition} and p.longitude is not null
+      and ${haversine} <= least(${km}::float8, p.max_distance_km::float8))`;
+  return sameCountry ? sql`(${placed} or ((p.latitude is null or p.longitude is null) and ${sameCountry}))` : placed;
+}
+
+/** Reads the session from `offset` on, skipping ids that were excluded since the snapshot. */
+async function servePage(
+  ctx: DiscoveryContext,
+  viewer: Viewer,
+  session: Session,
+  offset: number,
+  limit: number,
+  options: DiscoveryOptions,
+): Promise<{ cards: DiscoverCard[]; next: number }> {
+  const cards: DiscoverCard[] = [];
+  const today = utcDay(ctx.now);
+  let position = offset;
+  while (cards.length < limit && position < session.ids.length) {
+    // A window a bit larger than the page, so a few exclusions rarely cost a second query.
+    const window = session.ids.slice(position, position + limit + Math.max(5, limit >> 1));
+    const rows = await queryRows<{
+      user_id: string;
+      display_name: string;
+      birth_date: string;
+      gender: string;
+      tagline: string | null;
+      bio: string | null;
+      interests: string[];
+      photos: string[];
+      languages: string[];
+      city: string | null;
+      country: string | null;
+      latitude: number | null;
+      longitude: number | null;
+      last_active_ms: number;
+    }>(
+      ctx.db,
+      sql`select p.user_id, p.display_name, p.birth_date::text as birth_date, p.gender, p.tagline, p.bio, p.interests, p.photos, p.languages,
+                 p.city, p.country, p.latitude, p.longitude, (extract(epoch from p.last_active_at) * 1000)::float8 as last_active_ms
+          from profiles p
+          where p.user_id in (${sql.join(
+            window.map((id) => sql`${id}`),
+            sql`, `,
+          )})
+            and p.visibility = 'visible'
+            and ${notExcluded(viewer.userId, today, options.dailyImpressionCap)}`,
+    );
+    const byId = new Map(rows.map((r) => [r.user_id, r]));
+    for (const id of window) {
+      position++;
+      const r = byId.get(id);
+      if (!r) continue;
+      const card: DiscoverCard = toCard(
+        {
+          userId: r.user_id,
+          displayName: r.display_name,
+          birthDate: r.birth_date,
+          gender: r.gender,
+          tagline: r.tagline,
+          bio: r.bio,
+          interests: r.interests,
+          photos: r.photos,
+          languages: r.languages,
+          city: r.city,
+          country: r.country,
+          latitude: r.latitude,
+          longitude: r.longitude,
+          lastActiveAt: new Date(Number(r.last_active_ms)),
+        },
+        viewer,
+        ctx.now,
+      );
+      const score = session.s[position - 1];
+      if (score !== undefined) card.score = score;
+      cards.push(card);
+      if (cards.length === limit) break;
+    }
+  }
+  return { cards, next: position };
+}
+
+/**
+ * One statement per page. Ids are sorted so concurrent pages lock shared rows in the same order
+ * (no deadlocks between two feeds showing the same people).
+ */
+async function countImpressions(db: Db, userIds: string[], day: string): Promise<void> {
+  const ids = [...new Set(userIds)].sort();
+  await db.execute(
+    sql`insert into profile_impressions (user_id, day, count)
+        values ${sql.join(
+          ids.map((id) => sql`(${id}, ${day}::date, 1)`),
+          sql`, `,
+        )}
+        on conflict (user_id, day) do update set count = profile_impressions.count + 1`,
+  );
+}
+
+export function utcDay(now: number): string {
+  return new Date(now).toISOString().slice(0, 10);
+}
+
+/** The same calendar day `years` earlier (29 February becomes the 28th), as YYYY-MM-DD. */
+export function yearsBefore(day: string, years: number): string {
+  const [y, m, d] = day.split("-").map(Number) as [number, number, number];
+  const year = y - years;
+  const lastDay = new Date(Date.UTC(year, m, 0)).getUTCDate();
+  const pad = (n: number, w: number) => String(n).padStart(w, "0");
+  return `${pad(year, 4)}-${pad(m, 2)}-${pad(Math.min(d, lastDay), 2)}`;
+}
+
+function newSessionId(random: Random): string {
+  return base64url(random.bytes(16));
+}
+
+function base64url(bytes: Uint8Array): string {
+  let text = "";
+  for (const b of bytes) text += String.fromCharCode(b);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Opaque to clients: `v1.<session id>.<offset>`, base64url. */
+export function encodeCursor(sessionId: string, offset: number): string {
+  return btoa(`v1.${sessionId}.${offset}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function decodeCursor(cursor: string): { sessionId: string; offset: number } {
+  let text = "";
+  try {
+    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+  } catch {
+    // fall through to the error below
+  }
+  const m = /^v1\.([A-Za-z0-9_-]{22})\.(\d{1,6})$/.exec(text);
+  if (!m) throw new ApiError("invalid_input", "malformed cursor", { details: [{ path: "cursor", message: "use the nextCursor of a previous page" }] });
+  return { sessionId: m[1] as string, offset: Number(m[2]) };
+}
+
+function parseSession(text: string): Session | null {
+  try {
+    const value = JSON.parse(text) as Session;
+    return typeof value.u === "string" && Array.isArray(value.ids) && Array.isArray(value.s) ? value : null;
+  } catch {
+    return null;
+  }
+}

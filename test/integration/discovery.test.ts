@@ -1,0 +1,352 @@
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { blocks, matches, profileImpressions, profiles, swipes } from "../../src/db/schema";
+import { queryRows } from "../../src/db/rows";
+import { DISCOVERY_DEFAULTS, utcDay } from "../../src/services/discovery/feed";
+import { buildTestApp, type TestApp } from "../support/app";
+import { useTestEnvironment } from "../support/environment";
+import { ENTERPRISE, signIn, type Person } from "../support/people";
+
+const env = useTestEnvironment();
+let t: TestApp;
+beforeAll(() => {
+  t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE });
+});
+
+const db = () => env.db.database.db;
+const YEAR = 365.25 * 24 * 3_600_000;
+
+/** Every test gets its own spot on the map (5° of longitude apart, ≥ 500 km), so feeds never mix. */
+let spots = 0;
+function newSpot(): { latitude: number; longitude: number; country: string } {
+  const n = spots++;
+  return { latitude: 10, longitude: -170 + 5 * n, country: `T${n}` };
+}
+
+/** A birth date for someone who is `age` years (and half a year) old today. */
+function born(age: number): string {
+  return new Date(Date.now() - (age + 0.5) * YEAR).toISOString().slice(0, 10);
+}
+
+/** Kilometres east of a spot, as a longitude (at latitude 10°). */
+const east = (spot: { longitude: number }, km: number) => spot.longitude + km / (111.195 * Math.cos((10 * Math.PI) / 180));
+
+interface ProfileInput {
+  gender?: string;
+  interestedIn?: string[];
+  age?: number;
+  ageMin?: number;
+  ageMax?: number;
+  maxDistanceKm?: number;
+  interests?: string[];
+  latitude?: number | null;
+  longitude?: number | null;
+  country?: string | null;
+  visibility?: string;
+  name?: string;
+}
+
+/** A signed-in person with a profile inserted straight into the database. */
+async function member(spot: { latitude: number; longitude: number; country: string }, p: ProfileInput = {}): Promise<Person> {
+  const person = await signIn(t, env.issuer);
+  const now = new Date();
+  await db()
+    .insert(profiles)
+    .values({
+      userId: person.id,
+      displayName: p.name ?? `P ${person.id.slice(-6)}`,
+      birthDate: born(p.age ?? 30),
+      gender: p.gender ?? "woman",
+      interestedIn: p.interestedIn ?? ["woman", "man", "nonbinary", "other"],
+      ageMin: p.ageMin ?? 18,
+      ageMax: p.ageMax ?? 99,
+      maxDistanceKm: p.maxDistanceKm ?? 100,
+      interests: p.interests ?? [],
+      latitude: p.latitude === undefined ? spot.latitude : p.latitude,
+      longitude: p.longitude === undefined ? spot.longitude : p.longitude,
+      country: p.country === undefined ? spot.country : p.country,
+      visibility: p.visibility ?? "visible",
+      createdAt: now,
+      updatedAt: now,
+      lastActiveAt: now,
+    });
+  return person;
+}
+
+interface Card {
+  userId: string;
+  age: number;
+  distanceKm: number | null;
+  score?: number;
+}
+interface Page {
+  profiles: Card[];
+  nextCursor: string | null;
+}
+
+async function feed(who: Person, query = ""): Promise<Page> {
+  const res = await t.request(`/api/v1/profiles/discover${query}`, { headers: who.headers });
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  return JSON.parse(text) as Page;
+}
+
+const idsOf = (page: Page) => page.profiles.map((p) => p.userId);
+
+/** Walks every page of one session. */
+async function walk(who: Person, limit: number, between?: (page: number, seen: string[]) => Promise<void>): Promise<string[]> {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  for (let n = 0; n < 100; n++) {
+    const page: Page = await feed(who, `?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    expect(page.profiles.length).toBeLessThanOrEqual(limit);
+    seen.push(...idsOf(page));
+    cursor = page.nextCursor;
+    if (!cursor) return seen;
+    await between?.(n, seen);
+  }
+  throw new Error("feed never ended");
+}
+
+describe("both-sides filters", () => {
+  // I am a 30-year-old man looking for women 25–35 within 50 km.
+  const me: ProfileInput = { gender: "man", interestedIn: ["woman"], age: 30, ageMin: 25, ageMax: 35, maxDistanceKm: 50 };
+  // A woman who fits and wants a man like me.
+  const fits: ProfileInput = { gender: "woman", interestedIn: ["man"], age: 30, ageMin: 25, ageMax: 35, maxDistanceKm: 50 };
+
+  const cases: [string, (spot: ReturnType<typeof newSpot>) => { mine?: ProfileInput; theirs?: ProfileInput }][] = [
+    ["gender: they are not what I look for", () => ({ theirs: { gender: "nonbinary" } })],
+    ["gender: I am not what they look for", () => ({ theirs: { interestedIn: ["woman"] } })],
+    ["age: they are outside my range", () => ({ theirs: { age: 40, ageMax: 45 } })],
+    ["age: I am outside their range", () => ({ theirs: { ageMin: 32, ageMax: 40 } })],
+    ["distance: beyond my maximum", (s) => ({ mine: { maxDistanceKm: 20 }, theirs: { longitude: east(s, 30), maxDistanceKm: 100 } })],
+    ["distance: beyond their maximum", (s) => ({ mine: { maxDistanceKm: 100 }, theirs: { longitude: east(s, 30), maxDistanceKm: 20 } })],
+    ["visibility: they are hidden", () => ({ theirs: { visibility: "hidden" } })],
+    ["visibility: I am hidden", () => ({ mine: { visibility: "hidden" } })],
+  ];
+
+  it.each(cases)("%s → not in my feed", async (_name, setup) => {
+    const spot = newSpot();
+    const { mine = {}, theirs = {} } = setup(spot);
+    const caller = await member(spot, { ...me, ...mine });
+    const excluded = await member(spot, { ...fits, ...theirs });
+    const control = await member(spot, fits);
+    const ids = idsOf(await feed(caller));
+    expect(ids).not.toContain(excluded.id);
+    // The control fits both ways, so the feed is not just empty — except when I am hidden,
+    // where nobody may be shown to me.
+    if (mine.visibility === "hidden") expect(ids).toEqual([]);
+    else expect(ids).toEqual([control.id]);
+  });
+
+  it("control: a mutual fit on every filter is in the feed, with an age, a rounded distance and a score", async () => {
+    const spot = newSpot();
+    const caller = await member(spot, me);
+    const other = await member(spot, { ...fits, longitude: east(spot, 12) });
+    const page = await feed(caller);
+    expect(idsOf(page)).toEqual([other.id]);
+    const card = page.profiles[0] as Card & Record<string, unknown>;
+    expect(card.age).toBe(30);
+    expect(card.distanceKm).toBe(10);
+    expect(card.score).toBeGreaterThan(0);
+    expect(card.score).toBeLessThanOrEqual(1);
+    expect(card).not.toHaveProperty("latitude");
+    expect(card).not.toHaveProperty("birthDate");
+    expect(page.nextCursor).toBeNull();
+  });
+
+  it("without a position on either side, the same country stands in for distance", async () => {
+    const spot = newSpot();
+    const caller = await member(spot, me);
+    const sameCountry = await member(spot, { ...fits, latitude: null, longitude: null });
+    const otherCountry = await member(spot, { ...fits, latitude: null, longitude: null, country: `${spot.country}-elsewhere` });
+    const ids = idsOf(await feed(caller));
+    expect(ids).toContain(sameCountry.id);
+    expect(ids).not.toContain(otherCountry.id);
+  });
+
+  it("never shows the caller", async () => {
+    const spot = newSpot();
+    // Someone who would match themselves on every filter.
+    const caller = await member(spot, { gender: "woman", interestedIn: ["woman"] });
+    const other = await member(spot, { gender: "woman", interestedIn: ["woman"] });
+    expect(idsOf(await feed(caller))).toEqual([other.id]);
+  });
+});
+
+describe("exclusions", () => {
+  it("leaves out anyone I swiped (like, pass, wink), but not someone who swiped me", async () => {
+    const spot = newSpot();
+    const caller = await member(spot);
+    const [liked, passed, winked, likedMe] = await Promise.all([member(spot), member(spot), member(spot), member(spot)]);
+    const now = new Date();
+    await db()
+      .insert(swipes)
+      .values([
+        { swiperId: caller.id, targetId: liked.id, action: "like", createdAt: now },
+        { swiperId: caller.id, targetId: passed.id, action: "pass", createdAt: now },
+        { swiperId: caller.id, targetId: winked.id, action: "wink", createdAt: now },
+        { swiperId: likedMe.id, targetId: caller.id, action: "like", createdAt: now },
+      ]);
+    expect(idsOf(await feed(caller))).toEqual([likedMe.id]);
+  });
+
+  it("leaves out matches in either order, unmatched ones too", async () => {
+    const spot = newSpot();
+    const caller = await member(spot);
+    const [a, b, control] = await Promise.all([member(spot), member(spot), member(spot)]);
+    const now = new Date();
+    const pair = (x: string, y: string) => (x < y ? { userLow: x, userHigh: y } : { userLow: y, userHigh: x });
+    await db()
+      .insert(matches)
+      .values([
+        { id: `mat_${a.id}`, ...pair(caller.id, a.id), createdAt: now },
+        { id: `mat_${b.id}`, ...pair(caller.id, b.id), createdAt: now, unmatchedAt: now, unmatchedBy: caller.id },
+      ]);
+    expect(idsOf(await feed(caller))).toEqual([control.id]);
+  });
+
+  it("leaves out blocks in either direction", async () => {
+    const spot = newSpot();
+    const caller = await member(spot);
+    const [iBlocked, blockedMe, control] = await Promise.all([member(spot), member(spot), member(spot)]);
+    const now = new Date();
+    await db()
+      .insert(blocks)
+      .values([
+        { blockerId: caller.id, blockedId: iBlocked.id, createdAt: now },
+        { blockerId: blockedMe.id, blockedId: caller.id, createdAt: now },
+      ]);
+    expect(idsOf(await feed(caller))).toEqual([control.id]);
+  });
+});
+
+describe("ranking", () => {
+  it("puts a better mutual fit above a worse one", async () => {
+    const spot = newSpot();
+    const caller = await member(spot, { gender: "man", interestedIn: ["woman"], age: 30, ageMin: 25, ageMax: 35, maxDistanceKm: 100, interests: ["hiking", "jazz", "cooking"] });
+    // Far, at the edge of my age range, no shared interests, and I am at the edge of theirs.
+    const worse = await member(spot, {
+      name: "worse",
+      gender: "woman",
+      interestedIn: ["man"],
+      age: 35,
+      ageMin: 30,
+      ageMax: 50,
+      maxDistanceKm: 100,
+      interests: ["gaming"],
+      longitude: east(spot, 90),
+    });
+    // Near, the middle of my range, the same interests, and I am the middle of theirs.
+    const better = await member(spot, {
+      name: "better",
+      gender: "woman",
+      interestedIn: ["man"],
+      age: 30,
+      ageMin: 25,
+      ageMax: 35,
+      maxDistanceKm: 100,
+      interests: ["hiking", "jazz", "cooking"],
+      longitude: east(spot, 3),
+    });
+    const page = await feed(caller);
+    expect(idsOf(page)).toEqual([better.id, worse.id]);
+    const [b, w] = page.profiles as [Card, Card];
+    expect(b.score).toBeGreaterThan(w.score as number);
+  });
+
+  it("a one-sided fit ranks below a balanced one", async () => {
+    const spot = newSpot();
+    const caller = await member(spot, { age: 30, ageMin: 25, ageMax: 35, interests: ["chess"] });
+    // Perfect for me, but I am at the very edge of what they want.
+    const oneSided = await member(spot, { age: 30, ageMin: 30, ageMax: 60, interests: ["chess"] });
+    const balanced = await member(spot, { age: 30, ageMin: 25, ageMax: 35, interests: ["chess"] });
+    expect(idsOf(await feed(caller))).toEqual([balanced.id, oneSided.id]);
+  });
+});
+
+describe("impressions", () => {
+  it("counts one impression per card served, and skips profiles at today's cap", async () => {
+    const spot = newSpot();
+    const caller = await member(spot);
+    const [capped, fresh] = await Promise.all([member(spot), member(spot)]);
+    const day = utcDay(Date.now());
+    await db().insert(profileImpressions).values({ userId: capped.id, day, count: DISCOVERY_DEFAULTS.dailyImpressionCap });
+    expect(idsOf(await feed(caller))).toEqual([fresh.id]);
+    const second = await member(spot);
+    expect(new Set(idsOf(await feed(second)))).toEqual(new Set([caller.id, fresh.id]));
+    const rows = await queryRows<{ user_id: string; count: number }>(
+      db(),
+      sql`select user_id, count from profile_impressions where day = ${day}::date and user_id in (${caller.id}, ${fresh.id}, ${capped.id})`,
+    );
+    const counts = Object.fromEntries(rows.map((r) => [r.user_id, r.count]));
+    expect(counts).toEqual({ [fresh.id]: 2, [caller.id]: 1, [capped.id]: DISCOVERY_DEFAULTS.dailyImpressionCap });
+  });
+});
+
+describe("paging", () => {
+  it("walks every page with limit=3 without a repeat", async () => {
+    const spot = newSpot();
+    const caller = await member(spot);
+    const others = await Promise.all(Array.from({ length: 10 }, () => member(spot)));
+    const seen = await walk(caller, 3);
+    expect(seen).toHaveLength(10);
+    expect(new Set(seen)).toEqual(new Set(others.map((o) => o.id)));
+  });
+
+  it("someone swiped or blocked between pages does not appear on a later page", async () => {
+    const spot = newSpot();
+    const caller = await member(spot);
+    const others = await Promise.all(Array.from({ length: 10 }, () => member(spot)));
+    let swiped = "";
+    let blocked = "";
+    const seen = await walk(caller, 3, async (n, sofar) => {
+      if (n !== 0) return;
+      const rest = others.map((o) => o.id).filter((id) => !sofar.includes(id));
+      swiped = rest[0] as string;
+      blocked = rest[rest.length - 1] as string;
+      const now = new Date();
+      await db().insert(swipes).values({ swiperId: caller.id, targetId: swiped, action: "pass", createdAt: now });
+      await db().insert(blocks).values({ blockerId: blocked, blockedId: caller.id, createdAt: now });
+    });
+    expect(seen).toHaveLength(8);
+    expect(new Set(seen).size).toBe(8);
+    expect(seen).not.toContain(swiped);
+    expect(seen).not.toContain(blocked);
+  });
+
+  it("rejects a malformed cursor, and another person's cursor, with 400", async () => {
+    const spot = newSpot();
+    const caller = await member(spot);
+    await Promise.all(Array.from({ length: 3 }, () => member(spot)));
+    const page = await feed(caller, "?limit=1");
+    expect(page.nextCursor).not.toBeNull();
+    const stranger = await member(newSpot());
+    for (const [who, cursor] of [
+      [caller, "not-a-cursor"],
+      [caller, btoa("v1.short.1")],
+      [stranger, page.nextCursor as string],
+    ] as const) {
+      const res = await t.request(`/api/v1/profiles/discover?cursor=${encodeURIComponent(cursor)}`, { headers: who.headers });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: "invalid_input", code: 400 });
+    }
+  });
+
+  it("rejects a limit outside 1–50 with 400", async () => {
+    const caller = await member(newSpot());
+    for (const limit of ["0", "51", "x"]) {
+      const res = await t.request(`/api/v1/profiles/discover?limit=${limit}`, { headers: caller.headers });
+      expect(res.status).toBe(400);
+    }
+  });
+});
+
+describe("no profile", () => {
+  it("answers 404 not_found 'create your profile first'", async () => {
+    const caller = await signIn(t, env.issuer);
+    const res = await t.request("/api/v1/profiles/discover", { headers: caller.headers });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: "not_found", message: "create your profile first" });
+  });
+});

@@ -1,0 +1,299 @@
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { sql } from "drizzle-orm";
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMemoryStore } from "../../src/kv/memory";
+import type { KeyValueStore } from "../../src/kv/port";
+import { eventChannel } from "../../src/services/matching/events";
+import { buildTestApp, type TestApp } from "../support/app";
+import { useTestEnvironment } from "../support/environment";
+import { ENTERPRISE, signIn, type Person } from "../support/people";
+import { testRedis, type TestRedis } from "../support/redis";
+import { json } from "../support/users";
+
+const env = useTestEnvironment();
+
+interface Stream {
+  status: number;
+  contentType: string | null;
+  /** The next event; fails after `timeoutMs`. */
+  next(timeoutMs?: number): Promise<EventSourceMessage>;
+  /** Resolves to the events that arrived within `ms`. */
+  drain(ms: number): Promise<EventSourceMessage[]>;
+  raw(): string;
+  close(): Promise<void>;
+}
+
+async function openStream(t: TestApp, who: Person, lastEventId?: string): Promise<Stream> {
+  const headers: Record<string, string> = { ...who.headers, accept: "text/event-stream" };
+  if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
+  const res = await t.request("/api/v1/matches/events", { headers });
+  const queue: EventSourceMessage[] = [];
+  const waiters: ((e: EventSourceMessage) => void)[] = [];
+  let text = "";
+  const parser = createParser({
+    onEvent: (event) => {
+      const waiter = waiters.shift();
+      if (waiter) waiter(event);
+      else queue.push(event);
+    },
+  });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const pump = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return;
+      const chunk = decoder.decode(value, { stream: true });
+      text += chunk;
+      parser.feed(chunk);
+    }
+  })();
+  return {
+    status: res.status,
+    contentType: res.headers.get("content-type"),
+    next(timeoutMs = 2_000) {
+      const queued = queue.shift();
+      if (queued) return Promise.resolve(queued);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.splice(waiters.indexOf(wrapped), 1);
+          reject(new Error(`no event within ${timeoutMs} ms; stream so far: ${JSON.stringify(text)}`));
+        }, timeoutMs);
+        const wrapped = (e: EventSourceMessage) => {
+          clearTimeout(timer);
+          resolve(e);
+        };
+        waiters.push(wrapped);
+      });
+    },
+    async drain(ms) {
+      await new Promise((r) => setTimeout(r, ms));
+      return queue.splice(0);
+    },
+    raw: () => text,
+    async close() {
+      await reader.cancel();
+      await pump;
+    },
+  };
+}
+
+async function call(res: Promise<Response>): Promise<{ status: number; body: Record<string, any> }> {
+  const r = await res;
+  return { status: r.status, body: (await r.json()) as Record<string, any> };
+}
+
+const swipe = (t: TestApp, from: Person, to: Person) => call(t.request("/api/matching/swipe", json({ targetUserId: to.id, action: "like" }, from.headers)));
+const wink = (t: TestApp, from: Person, to: Person) => call(t.request("/api/v1/winks", json({ toUserId: to.id, message: "hey" }, from.headers)));
+
+async function matchUp(t: TestApp, a: Person, b: Person): Promise<string> {
+  await swipe(t, a, b);
+  const back = await swipe(t, b, a);
+  expect(back.body.matched).toBe(true);
+  return back.body.matchId as string;
+}
+
+const dataOf = (e: EventSourceMessage) => JSON.parse(e.data) as Record<string, unknown>;
+
+describe("match events on one instance", () => {
+  let t: TestApp;
+  beforeAll(() => {
+    t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE });
+  });
+
+  it("delivers match.created to both people, with numeric ids", async () => {
+    const [a, b] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const [sa, sb] = [await openStream(t, a), await openStream(t, b)];
+    try {
+      expect(sa.status).toBe(200);
+      expect(sa.contentType).toMatch(/^text\/event-stream/);
+      const matchId = await matchUp(t, a, b);
+      const [ea, eb] = [await sa.next(), await sb.next()];
+      expect(ea.event).toBe("match.created");
+      expect(ea.id).toMatch(/^\d+$/);
+      expect(dataOf(ea)).toEqual({ matchId, userId: b.id, createdAt: expect.any(String) });
+      expect(eb.event).toBe("match.created");
+      expect(dataOf(eb)).toEqual({ matchId, userId: a.id, createdAt: expect.any(String) });
+    } finally {
+      await Promise.all([sa.close(), sb.close()]);
+    }
+  });
+
+  it("delivers wink.received to the recipient and wink.accepted to the sender", async () => {
+    const [a, b] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const [sa, sb] = [await openStream(t, a), await openStream(t, b)];
+    try {
+      const sent = await wink(t, a, b);
+      const got = await sb.next();
+      expect(got.event).toBe("wink.received");
+      expect(dataOf(got)).toEqual({ winkId: sent.body.winkId, userId: a.id, message: "hey", createdAt: expect.any(String) });
+
+      const accepted = await call(t.request(`/api/v1/winks/${sent.body.winkId}/accept`, { method: "POST", headers: b.headers }));
+      const forA = [await sa.next(), await sa.next()];
+      expect(forA.map((e) => e.event).sort()).toEqual(["match.created", "wink.accepted"]);
+      expect(dataOf(forA.find((e) => e.event === "wink.accepted")!)).toEqual({ winkId: sent.body.winkId, matchId: accepted.body.matchId, userId: b.id, createdAt: expect.any(String) });
+      expect((await sb.next()).event).toBe("match.created");
+      // Ids only grow.
+      expect(Number(forA[1]!.id)).toBeGreaterThan(Number(forA[0]!.id));
+    } finally {
+      await Promise.all([sa.close(), sb.close()]);
+    }
+  });
+
+  it("replays exactly the missed events after Last-Event-ID", async () => {
+    const [me, x, y, z] = [await signIn(t, env.issuer), await signIn(t, env.issuer), await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const first = await openStream(t, me);
+    await wink(t, x, me);
+    const seen = await first.next();
+    await first.close();
+
+    // Missed while disconnected: two winks and a match.
+    await wink(t, y, me);
+    await wink(t, z, me);
+    const matchId = await matchUp(t, me, x);
+
+    const again = await openStream(t, me, seen.id);
+    try {
+      const replayed = [await again.next(), await again.next(), await again.next()];
+      expect(replayed.map((e) => e.event)).toEqual(["wink.received", "wink.received", "match.created"]);
+      expect(replayed.map((e) => dataOf(e).userId)).toEqual([y.id, z.id, x.id]);
+      expect(dataOf(replayed[2]!).matchId).toBe(matchId);
+      expect(await again.drain(300)).toEqual([]);
+      // And it goes on live after the replay.
+      const w = await signIn(t, env.issuer);
+      await wink(t, w, me);
+      expect(dataOf(await again.next()).userId).toBe(w.id);
+    } finally {
+      await again.close();
+    }
+    // Without Last-Event-ID, nothing old is replayed.
+    const fresh = await openStream(t, me);
+    try {
+      expect(await fresh.drain(300)).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it("refuses a malformed Last-Event-ID and needs a token", async () => {
+    const me = await signIn(t, env.issuer);
+    const bad = await t.request("/api/v1/matches/events", { headers: { ...me.headers, "last-event-id": "abc" } });
+    expect(bad.status).toBe(400);
+    expect((await t.request("/api/v1/matches/events")).status).toBe(401);
+  });
+
+  it("ends the stream and drops its subscription when the client goes away", async () => {
+    const me = await signIn(t, env.issuer);
+    const stream = await openStream(t, me);
+    await stream.drain(50);
+    expect(await t.deps.kv.publish(eventChannel(me.id), "ping")).toBe(1);
+    await stream.close();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await t.deps.kv.publish(eventChannel(me.id), "ping")).toBe(0);
+    expect(stream.raw()).toContain(": connected");
+  });
+
+  it("on a real Node server, streams and lets go when the client disconnects", async () => {
+    const server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    const { port } = server.address() as AddressInfo;
+    const [p, q] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const abort = new AbortController();
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/matches/events`, { headers: q.headers, signal: abort.signal });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-request-id")).toBeTruthy();
+      const reader = res.body!.getReader();
+      let text = "";
+      await wink(t, p, q);
+      const deadline = Date.now() + 2_000;
+      while (!text.includes("event: wink.received") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
+      expect(text).toContain("event: wink.received");
+      expect(await t.deps.kv.publish(eventChannel(q.id), "ping")).toBe(1);
+      abort.abort();
+      await reader.cancel().catch(() => {});
+      const until = Date.now() + 2_000;
+      const t0 = Date.now();
+      while ((await t.deps.kv.publish(eventChannel(q.id), "ping")) !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(await t.deps.kv.publish(eventChannel(q.id), "ping")).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(1_000);
+    } finally {
+      // fetch keeps the connection alive for a while; close does not wait for it.
+      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("hides events about someone a block stands between", async () => {
+    const [me, blocked, friend] = [await signIn(t, env.issuer), await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const before = await openStream(t, me);
+    await wink(t, blocked, me);
+    const missed = await before.next();
+    await before.close();
+    await env.db.database.db.execute(sql`insert into blocks (blocker_id, blocked_id, created_at) values (${me.id}, ${blocked.id}, now())`);
+    await wink(t, friend, me);
+    // Replaying from before the first wink: the blocked person's wink is gone, the friend's is there.
+    const replay = await openStream(t, me, String(Number(missed.id) - 1));
+    try {
+      const e = await replay.next();
+      expect(dataOf(e).userId).toBe(friend.id);
+      expect(await replay.drain(300)).toEqual([]);
+    } finally {
+      await replay.close();
+    }
+  });
+});
+
+describe("match events where the store cannot subscribe (Upstash on Workers)", () => {
+  it("polls the outbox and still delivers", async () => {
+    const { subscribe: _omitted, ...rest } = createMemoryStore();
+    const kv = rest as KeyValueStore;
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv });
+    const [p, q] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const stream = await openStream(t, q);
+    try {
+      await wink(t, p, q);
+      const e = await stream.next(3_000);
+      expect(e.event).toBe("wink.received");
+    } finally {
+      await stream.close();
+    }
+  });
+});
+
+describe("match events across instances (one Postgres, one Redis)", () => {
+  let redis: TestRedis;
+  let a: TestApp;
+  let b: TestApp;
+  let kvA: KeyValueStore;
+  beforeAll(() => {
+    redis = testRedis();
+    kvA = redis.store();
+    a = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: kvA });
+    b = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: redis.store() });
+  });
+  afterAll(async () => {
+    await redis?.cleanup();
+  });
+
+  it("delivers an event made on instance A to a stream on instance B within 2 s", async () => {
+    const [p, q] = [await signIn(a, env.issuer), await signIn(a, env.issuer)];
+    const onB = await openStream(b, q);
+    try {
+      await onB.drain(100);
+      const started = Date.now();
+      await swipe(a, p, q);
+      await swipe(a, q, p);
+      const e = await onB.next(2_000);
+      expect(e.event).toBe("match.created");
+      expect(dataOf(e).userId).toBe(p.id);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      const sent = await wink(a, (await signIn(a, env.issuer)), q);
+      expect(dataOf(await onB.next(2_000)).winkId).toBe(sent.body.winkId);
+    } finally {
+      await onB.close();
+    }
+  });
+});
