@@ -4,29 +4,10 @@ import type { KeyValueStore, MemoryScriptApi, ScoredMember } from "./port";
 
 export type MessageHandler = (message: string) => void;
 
-/**
- * What the in-memory subscribe returns: the port's promise of the unsubscribe function, which
- * (the subscription being active at once here) may also be called directly, as synchronous
- * callers written before the port had `subscribe` do.
- */
-export type MemoryUnsubscribe = (() => void) & Promise<() => void>;
-
-function callablePromise(unsubscribe: () => void): MemoryUnsubscribe {
-  const settled = Promise.resolve(unsubscribe);
-  const fn = (() => unsubscribe()) as MemoryUnsubscribe;
-  // A plain function (no `then`) is what awaiting it yields, so the promise does not recurse.
-  return Object.assign(fn, {
-    then: settled.then.bind(settled),
-    catch: settled.catch.bind(settled),
-    finally: settled.finally.bind(settled),
-    [Symbol.toStringTag]: "Promise",
-  }) as MemoryUnsubscribe;
-}
-
 export interface MemoryStore extends KeyValueStore {
   readonly kind: "memory";
   /** Receives every later publish on the channel (prefixed like publish); resolves to the unsubscribe. */
-  subscribe(channel: string, handler: MessageHandler): MemoryUnsubscribe;
+  subscribe(channel: string, handler: MessageHandler): Promise<() => void>;
   /** Keys held right now, expired ones not swept yet included; for tests and metrics. */
   size(): number;
 }
@@ -233,7 +214,7 @@ export function createMemoryStore(options: { prefix?: string; clock?: Clock; log
       const set = subscribers.get(key) ?? new Set<MessageHandler>();
       set.add(handler);
       subscribers.set(key, set);
-      return callablePromise(() => {
+      return Promise.resolve(() => {
         set.delete(handler);
         if (set.size === 0 && subscribers.get(key) === set) subscribers.delete(key);
       });

@@ -160,7 +160,7 @@ function memoryHarness(): Harness {
     elapse: async (ms) => clock.advance(ms),
     async listen(store, _prefix, channel) {
       const messages: string[] = [];
-      const unsubscribe = (store as MemoryStore).subscribe(channel, (message) => messages.push(message));
+      const unsubscribe = await (store as MemoryStore).subscribe(channel, (message) => messages.push(message));
       return {
         next: async () => messages.shift() ?? Promise.reject(new Error("no message delivered")),
         stop: async () => unsubscribe(),
@@ -563,10 +563,10 @@ describe("memory store", () => {
   it("stops delivering after unsubscribe and isolates failing subscribers", async () => {
     const kv = createMemoryStore({ prefix: "p:", logger: { debug() {}, info() {}, warn() {}, error() {} } });
     const received: string[] = [];
-    kv.subscribe("ch", () => {
+    await kv.subscribe("ch", () => {
       throw new Error("subscriber bug");
     });
-    const unsubscribe = kv.subscribe("ch", (message) => received.push(message));
+    const unsubscribe = await kv.subscribe("ch", (message) => received.push(message));
     expect(await kv.publish("ch", "one")).toBe(2);
     expect(received).toEqual(["one"]);
     unsubscribe();
