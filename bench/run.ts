@@ -1,9 +1,10 @@
 import { benchAuth } from "./auth";
 import { benchDiscover } from "./discover";
 import { benchHttp } from "./http";
+import { benchSse } from "./sse";
 import { benchWallet } from "./wallet";
 
-/** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N]` */
+/** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N] [--streams N]` */
 const [name = "http", ...rest] = process.argv.slice(2);
 const flag = (key: string, fallback: number) => {
   const i = rest.indexOf(`--${key}`);
@@ -16,6 +17,7 @@ const benches: Record<string, () => Promise<void>> = {
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
   discover: () =>
     benchDiscover({ seconds: flag("seconds", 10), connections: flag("connections", 16), users: flag("users", 200), profiles: flag("profiles", 100_000), pages: flag("pages", 5), limit: flag("limit", 20) }),
+  sse: () => benchSse({ streams: flag("streams", 10_000), batch: flag("batch", 500), timeoutSeconds: flag("timeout", 30) }),
   wallet: () => benchWallet({ seconds: flag("seconds", 8), rounds: flag("rounds", 1), connections: flag("connections", 16), users: flag("users", 1000) }),
 };
 

@@ -22,12 +22,31 @@ export async function freshDatabase(name: string): Promise<string> {
 
 export interface Child {
   url: string;
+  /** The server process's pid (with `nofile`, bash execs into node, so it is node's pid). */
+  pid: number;
   stop(): Promise<void>;
 }
 
+/**
+ * A bash prefix that raises the open-files limit to `n` (soft and hard) and execs "$0" "$@". Raising
+ * the hard limit needs CAP_SYS_RESOURCE; without it (a container that drops it) the soft limit
+ * goes up to the hard limit instead, and the caller sees the limit it got in /proc/<pid>/limits.
+ */
+export function raiseNofileScript(n: number): string {
+  return `ulimit -Hn ${n} 2>/dev/null; ulimit -n ${n} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" "$@"`;
+}
+
+export interface StartOptions {
+  /** Raise the open-files limit to this before exec'ing node (see raiseNofileScript). */
+  nofile?: number;
+}
+
 /** Starts a server process and waits until `readyPath` answers. */
-export async function startProcess(args: string[], env: Record<string, string>, port: number, readyPath = "/health"): Promise<Child> {
-  const child: ChildProcess = spawn(process.execPath, args, {
+export async function startProcess(args: string[], env: Record<string, string>, port: number, readyPath = "/health", options: StartOptions = {}): Promise<Child> {
+  const [command, argv] = options.nofile
+    ? ["bash", ["-c", raiseNofileScript(options.nofile), process.execPath, ...args]]
+    : [process.execPath, args];
+  const child: ChildProcess = spawn(command, argv, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port) },
     stdio: ["ignore", "ignore", "inherit"],
@@ -46,6 +65,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
   }
   return {
     url,
+    pid: child.pid as number,
     stop: () =>
       new Promise((resolve) => {
         child.once("exit", () => resolve());
@@ -55,6 +75,6 @@ export async function startProcess(args: string[], env: Record<string, string>, 
   };
 }
 
-export function startApi(env: Record<string, string>, port: number): Promise<Child> {
-  return startProcess(["--import", "tsx", "src/node/main.ts"], { LOG_LEVEL: "info", ...env }, port);
+export function startApi(env: Record<string, string>, port: number, options: StartOptions = {}): Promise<Child> {
+  return startProcess(["--import", "tsx", "src/node/main.ts"], { LOG_LEVEL: "info", ...env }, port, "/health", options);
 }
