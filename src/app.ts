@@ -14,6 +14,8 @@ import { matchingRoutes } from "./routes/matching";
 import { discoveryRoutes } from "./routes/discovery";
 import { profileRoutes } from "./routes/profiles";
 import { safetyRoutes } from "./routes/safety";
+import { HEARTBEAT_MS, POLL_MS } from "./routes/matching/events";
+import { createEventHub } from "./services/matching/event-hub";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
 import { cachedTierLookup } from "./services/tiers/port";
 import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
@@ -35,6 +37,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     lastUsed: createLastUsedRecorder(),
     tiers: cachedTierLookup(tierSource, now),
     metrics: { rateLimitFailOpen: 0 },
+    // Created idle: it subscribes and reads only once a stream is open.
+    events:
+      deps.kv.subscribe && deps.database.driver !== "neon"
+        ? createEventHub({ kv: deps.kv, db: () => deps.database.session().db, logger: deps.logger, heartbeatMs: HEARTBEAT_MS, pollMs: POLL_MS })
+        : undefined,
   };
 
   app.use("*", requestContext(deps, runtime));

@@ -1,6 +1,7 @@
 import type { Principal } from "../auth/principal";
 import type { AppDeps } from "../deps";
 import type { Db } from "../db/port";
+import type { EventHub } from "../services/matching/event-hub";
 import type { LastUsedRecorder } from "../services/api-keys/keys";
 import type { IdempotencyHandle } from "../services/idempotency/keys";
 import type { TierLookup } from "../services/tiers/port";
@@ -17,6 +18,11 @@ export interface Runtime {
   /** Uncached, for answers that must be current (the wallet overview). */
   tierSource: TierLookup;
   metrics: { rateLimitFailOpen: number };
+  /**
+   * The dispatcher of live match events, where the KV store can subscribe and sessions share one
+   * pool (Node); absent elsewhere (Workers), where each stream polls with a session of its own.
+   */
+  events?: EventHub;
   /** Learnt on the first deferred task: Workers have an execution context, Node does not. */
   hasExecutionContext?: boolean;
 }

@@ -2,7 +2,8 @@ import type { Context } from "hono";
 import { streamSSE, type SSEStreamingApi } from "hono/streaming";
 import { ApiError } from "../../errors";
 import type { AppEnv } from "../../http/env";
-import { eventChannel, eventsAfter, latestEventId } from "../../services/matching/events";
+import type { EventHub, HubStream } from "../../services/matching/event-hub";
+import { eventChannel, eventsAfter, latestEventId, type StoredEvent } from "../../services/matching/events";
 
 /** A comment line goes out at least this often, so proxies and clients keep an idle stream open (< 25 s). */
 export const HEARTBEAT_MS = 20_000;
@@ -51,6 +52,13 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
   } catch (err) {
     await release();
     throw err;
+  }
+
+  const hub = c.var.runtime.events;
+  if (hub) {
+    // On Node the session is the shared pool's: nothing to hold; the hub reads for the stream.
+    await release();
+    return hubStream(c, hub, userId, start);
   }
 
   return streamSSE(c, async (stream: SSEStreamingApi) => {
@@ -108,4 +116,59 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
   }, async (err) => {
     deps.logger.error("match event stream failed", { userId, err: String(err) });
   });
+}
+
+/** One encoder for every stream (Hono's streaming helper makes one per stream). */
+const encoder = new TextEncoder();
+const HEAD = encoder.encode(`retry: ${RETRY_MS}\n: connected\n\n`);
+const HEARTBEAT = encoder.encode(": heartbeat\n\n");
+
+/**
+ * The stream where the event hub serves it (Node): a bare ReadableStream that the hub writes to,
+ * registered with the hub while the client holds it, and nothing else per stream (no task of its
+ * own, no timer, no subscription: the hub's heartbeat, batched reads and per-person
+ * subscription do the work).
+ */
+function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: number): Response {
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const send = (bytes: Uint8Array): boolean => {
+    if (!controller) return false;
+    try {
+      controller.enqueue(bytes);
+      return true;
+    } catch {
+      // Closed or errored underneath: the client is gone.
+      controller = undefined;
+      return false;
+    }
+  };
+  const entry: HubStream = {
+    userId,
+    lastId: start,
+    deliver: (events: StoredEvent[]) => send(encoder.encode(events.map(formatEvent).join(""))),
+    heartbeat: () => send(HEARTBEAT),
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(ctrl) {
+      controller = ctrl;
+      ctrl.enqueue(HEAD);
+      hub.add(entry).catch((err: unknown) => {
+        c.var.deps.logger.error("match event stream failed", { userId, err: String(err) });
+        hub.remove(entry);
+      });
+    },
+    cancel() {
+      controller = undefined;
+      hub.remove(entry);
+    },
+  });
+  c.header("Content-Type", "text/event-stream");
+  c.header("Cache-Control", "no-cache");
+  c.header("Connection", "keep-alive");
+  return c.body(body, 200);
+}
+
+/** An event as SSE; JSON has no raw line breaks, so the data is one line. */
+function formatEvent(event: StoredEvent): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event.data)}\nid: ${event.id}\n\n`;
 }

@@ -1,0 +1,208 @@
+import type { Db } from "../../db/port";
+import type { KeyValueStore } from "../../kv/port";
+import type { Logger } from "../../platform/logger";
+import { eventChannel, eventsAfterBatch, type StoredEvent } from "./events";
+
+/**
+ * The per-process dispatcher of live match events, for processes whose KV store can subscribe and
+ * whose database sessions share one pool (Node). On Workers (Upstash cannot subscribe; a stream
+ * must use a session of its own) the route polls per stream instead and the hub is never used.
+ *
+ * It keeps a registry userId → open streams and ONE notification subscription per person (not
+ * per stream), whatever number of streams that person has open; the subscription is dropped with
+ * the person's last stream. A notification only queues the person's id: the queue is drained
+ * after a short window, and the new events of everybody in it are read in one query per chunk of
+ * people (`eventsAfterBatch`, each person from the lowest cursor of their streams, the block
+ * filter applied), then handed to each stream after its own cursor. One heartbeat interval
+ * serves every stream (and doubles as the safety-net re-read); there is no per-stream timer.
+ */
+export interface HubStream {
+  readonly userId: string;
+  /** The id of the last event sent; only events after it are sent. */
+  lastId: number;
+  /** Sends events (already after `lastId`, in id order); returns false once the stream is gone. */
+  deliver(events: StoredEvent[]): boolean;
+  /** Sends a comment line; returns false once the stream is gone. */
+  heartbeat(): boolean;
+}
+
+export interface EventHub {
+  /** Registers an open stream and reads what is stored after its cursor. */
+  add(stream: HubStream): Promise<void>;
+  remove(stream: HubStream): void;
+}
+
+interface Person {
+  streams: Set<HubStream>;
+  unsubscribe?: () => void;
+  /** Set when the subscription failed: the person's events are polled instead. */
+  polled?: boolean;
+  ready: Promise<void>;
+}
+
+/** How long notifications are gathered before one read serves them all. */
+export const BATCH_MS = 5;
+/** People per query. */
+export const CHUNK = 1_000;
+/** Events per person and read; a person who had that many is read again at once. */
+const PER_PERSON = 100;
+/** After a failed read, the people of the chunk are read again after this delay. */
+const RETRY_MS = 1_000;
+
+export function createEventHub(options: {
+  kv: KeyValueStore;
+  db: () => Db;
+  logger: Logger;
+  heartbeatMs: number;
+  pollMs: number;
+}): EventHub {
+  const { kv, logger } = options;
+  const people = new Map<string, Person>();
+  const queued = new Set<string>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let flushing = false;
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let pollTimer: ReturnType<typeof setTimeout> | undefined;
+  let db: Db | undefined;
+
+  const enqueue = (userId: string) => {
+    if (!people.has(userId)) return;
+    queued.add(userId);
+    schedule();
+  };
+  const schedule = () => {
+    if (timer !== undefined || flushing || queued.size === 0) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void flush();
+    }, BATCH_MS);
+  };
+
+  async function flush(): Promise<void> {
+    flushing = true;
+    try {
+      while (queued.size > 0) {
+        const users = [...queued];
+        queued.clear();
+        const chunks: string[][] = [];
+        for (let i = 0; i < users.length; i += CHUNK) chunks.push(users.slice(i, i + CHUNK));
+        await Promise.all(chunks.map(read));
+      }
+    } finally {
+      flushing = false;
+      schedule();
+    }
+  }
+
+  async function read(users: string[]): Promise<void> {
+    const cursors: { userId: string; afterId: number }[] = [];
+    for (const userId of users) {
+      const person = people.get(userId);
+      if (!person) continue;
+      let afterId = Infinity;
+      for (const s of person.streams) afterId = Math.min(afterId, s.lastId);
+      if (afterId !== Infinity) cursors.push({ userId, afterId });
+    }
+    if (cursors.length === 0) return;
+    let found: Map<string, StoredEvent[]>;
+    try {
+      db ??= options.db();
+      found = await eventsAfterBatch(db, cursors, PER_PERSON);
+    } catch (err) {
+      logger.warn("reading match events failed; retrying", { users: cursors.length, err: String(err) });
+      unref(setTimeout(() => cursors.forEach((c) => enqueue(c.userId)), RETRY_MS));
+      return;
+    }
+    for (const [userId, events] of found) {
+      const person = people.get(userId);
+      if (!person) continue;
+      for (const s of [...person.streams]) {
+        const fresh = events.filter((e) => e.id > s.lastId);
+        if (fresh.length === 0) continue;
+        s.lastId = fresh[fresh.length - 1]!.id;
+        if (!s.deliver(fresh)) remove(s);
+      }
+      if (events.length >= PER_PERSON) enqueue(userId);
+    }
+  }
+
+  const beat = () => {
+    for (const [userId, person] of people) {
+      for (const s of [...person.streams]) if (!s.heartbeat()) remove(s);
+      // The safety net: a lost notification is made up for here.
+      enqueue(userId);
+    }
+  };
+
+  const poll = () => {
+    pollTimer = undefined;
+    let any = false;
+    for (const [userId, person] of people) {
+      if (!person.polled) continue;
+      any = true;
+      enqueue(userId);
+    }
+    if (any) startPolling();
+  };
+  const startPolling = () => {
+    if (pollTimer !== undefined) return;
+    pollTimer = setTimeout(poll, options.pollMs);
+    unref(pollTimer);
+  };
+
+  function remove(stream: HubStream): void {
+    const person = people.get(stream.userId);
+    if (!person || !person.streams.delete(stream)) return;
+    if (person.streams.size > 0) return;
+    people.delete(stream.userId);
+    queued.delete(stream.userId);
+    person.unsubscribe?.();
+    person.unsubscribe = undefined;
+    if (people.size === 0 && heartbeat !== undefined) {
+      clearInterval(heartbeat);
+      heartbeat = undefined;
+    }
+  }
+
+  return {
+    async add(stream) {
+      let person = people.get(stream.userId);
+      if (!person) {
+        const created: Person = { streams: new Set(), ready: Promise.resolve() };
+        const { userId } = stream;
+        const subscribe = kv.subscribe?.bind(kv);
+        created.ready = subscribe
+          ? subscribe(eventChannel(userId), () => enqueue(userId)).then(
+              (unsubscribe) => {
+                // The last stream may have left while the subscription was being made.
+                if (people.get(userId) === created) created.unsubscribe = unsubscribe;
+                else unsubscribe();
+              },
+              (err: unknown) => {
+                logger.warn("event subscription failed; polling the outbox", { userId, err: String(err) });
+                created.polled = true;
+                startPolling();
+              },
+            )
+          : Promise.resolve().then(() => {
+              created.polled = true;
+              startPolling();
+            });
+        person = created;
+        people.set(userId, person);
+      }
+      person.streams.add(stream);
+      heartbeat ??= setInterval(beat, options.heartbeatMs);
+      await person.ready;
+      // Subscribed: whatever is stored after the cursor now (the replay, and anything stored
+      // before the subscription was active) is read with the next batch.
+      enqueue(stream.userId);
+    },
+    remove,
+  };
+}
+
+/** Lets Node exit with the timer pending (Workers timers are plain numbers). */
+function unref(timer: unknown): void {
+  (timer as { unref?: () => void }).unref?.();
+}
