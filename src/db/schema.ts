@@ -200,6 +200,11 @@ export const profiles = pgTable(
     index("profiles_position_idx").on(t.latitude, t.longitude),
     // The discovery feed: wished gender, then the age window, then the position box, all inside the index.
     index("profiles_discovery_geo_idx").on(t.gender, t.birthDate, t.latitude, t.longitude).where(sql`${t.visibility} = 'visible'`),
+    // Its same-country fallback (profiles without a position): without this, that arm of the feed's
+    // OR scans the geo index's whole age window twice (latitude is null, longitude is null).
+    index("profiles_discovery_unplaced_idx")
+      .on(t.country, t.gender, t.birthDate)
+      .where(sql`${t.visibility} = 'visible' and (${t.latitude} is null or ${t.longitude} is null)`),
   ],
 );
 

@@ -22,8 +22,9 @@ import { reciprocalScore } from "./score";
  *    key-value store (TTL 30 min, random id). The cursor is session id + offset, so a card never
  *    repeats across the pages of one session; every page re-checks its ids against swipes,
  *    matches, blocks, visibility and the cap, so anyone swiped or blocked since drops out.
- * 3. Each served card counts one impression for its profile (one upsert per page). The cap is
- *    soft: two feeds racing on the same profile can push it a little over.
+ * 3. Each served card counts one impression for its profile, in the same statement that reads
+ *    the page (a data-modifying CTE: one round trip and one commit per page). The cap is soft:
+ *    two feeds racing on the same profile can push it a little over.
  */
 export interface DiscoveryOptions {
   /** Cards one profile may appear on per UTC day, across everyone's feeds. */
@@ -89,14 +90,14 @@ const KM_PER_DEGREE = (Math.PI * EARTH_RADIUS_KM) / 180;
 export async function discover(ctx: DiscoveryContext, userId: string, page: { limit: number; cursor?: string }): Promise<DiscoverPage> {
   const options = { ...DISCOVERY_DEFAULTS, ...ctx.options };
   const decoded = page.cursor === undefined ? null : decodeCursor(page.cursor);
-  const viewer = await loadViewer(ctx.db, userId);
+  // A cursor page needs both the viewer row and the session: one round trip's wait instead of two.
+  const [viewer, stored] = await Promise.all([loadViewer(ctx.db, userId), decoded ? ctx.kv.get(SESSION_KEY(decoded.sessionId)) : null]);
   if (!viewer) throw new ApiError("not_found", "create your profile first");
 
   let session: Session;
   let sessionId: string;
   let offset: number;
   if (decoded) {
-    const stored = await ctx.kv.get(SESSION_KEY(decoded.sessionId));
     const parsed = stored === null ? null : parseSession(stored);
     if (!parsed || parsed.u !== userId || decoded.offset > parsed.ids.length) {
       throw new ApiError("invalid_input", "unknown or expired cursor", {
@@ -124,7 +125,6 @@ export async function discover(ctx: DiscoveryContext, userId: string, page: { li
   if (!decoded && nextCursor !== null) {
     await ctx.kv.set(SESSION_KEY(sessionId), JSON.stringify(session), { ttlMs: options.sessionTtlMs });
   }
-  if (cards.length > 0) await countImpressions(ctx.db, cards.map((c) => c.userId), utcDay(ctx.now));
   return { profiles: cards, nextCursor };
 }
 
@@ -274,7 +274,18 @@ function distanceCondition(viewer: Viewer): SQL {
   return sameCountry ? sql`(${placed} or ((p.latitude is null or p.longitude is null) and ${sameCountry}))` : placed;
 }
 
-/** Reads the session from `offset` on, skipping ids that were excluded since the snapshot. */
+/**
+ * Reads the session from `offset` on, skipping ids that were excluded since the snapshot, and
+ * counts one impression for each card served. Read and count are one statement: the window's ids
+ * keep their session order (`ord`), the page is the first `need` of them that pass, and the upsert
+ * takes the page's rows in id order, so concurrent pages lock shared impression rows in the same
+ * order (no deadlocks between two feeds showing the same people).
+ *
+ * The statement commits asynchronously (`synchronous_commit` off for its own transaction only, via
+ * set_config(..., true)): under load, waiting for the WAL flush of the counter was a large share
+ * of the database time of a page. A crash can lose at most the last fraction of a second of
+ * counts, which the soft cap tolerates; nothing else in that transaction needs durability.
+ */
 async function servePage(
   ctx: DiscoveryContext,
   viewer: Viewer,
@@ -287,10 +298,12 @@ async function servePage(
   const today = utcDay(ctx.now);
   let position = offset;
   while (cards.length < limit && position < session.ids.length) {
+    const need = limit - cards.length;
     // A window a bit larger than the page, so a few exclusions rarely cost a second query.
     const window = session.ids.slice(position, position + limit + Math.max(5, limit >> 1));
     const rows = await queryRows<{
       user_id: string;
+      ord: number;
       display_name: string;
       birth_date: string;
       gender: string;
@@ -306,21 +319,28 @@ async function servePage(
       last_active_ms: number;
     }>(
       ctx.db,
-      sql`select p.user_id, p.display_name, p.birth_date::text as birth_date, p.gender, p.tagline, p.bio, p.interests, p.photos, p.languages,
-                 p.city, p.country, p.latitude, p.longitude, (extract(epoch from p.last_active_at) * 1000)::float8 as last_active_ms
-          from profiles p
-          where p.user_id in (${sql.join(
-            window.map((id) => sql`${id}`),
-            sql`, `,
-          )})
-            and p.visibility = 'visible'
-            and ${notExcluded(viewer.userId, today, options.dailyImpressionCap)}`,
+      sql`with w (user_id, ord) as (values ${sql.join(
+        window.map((id, i) => sql`(${id}::text, ${i + 1}::int)`),
+        sql`, `,
+      )}),
+          page as (
+            select p.user_id, w.ord, p.display_name, p.birth_date::text as birth_date, p.gender, p.tagline, p.bio, p.interests, p.photos, p.languages,
+                   p.city, p.country, p.latitude, p.longitude, (extract(epoch from p.last_active_at) * 1000)::float8 as last_active_ms
+            from w join profiles p on p.user_id = w.user_id
+            where p.visibility = 'visible'
+              and ${notExcluded(viewer.userId, today, options.dailyImpressionCap)}
+            order by w.ord
+            limit ${need}::int
+          ),
+          async_commit as (select set_config('synchronous_commit', 'off', true) as setting),
+          counted as (
+            insert into profile_impressions (user_id, day, count)
+            select page.user_id, ${today}::date, 1 from page, async_commit order by page.user_id
+            on conflict (user_id, day) do update set count = profile_impressions.count + 1
+          )
+          select * from page order by ord`,
     );
-    const byId = new Map(rows.map((r) => [r.user_id, r]));
-    for (const id of window) {
-      position++;
-      const r = byId.get(id);
-      if (!r) continue;
+    for (const r of rows) {
       const card: DiscoverCard = toCard(
         {
           userId: r.user_id,
@@ -341,29 +361,15 @@ async function servePage(
         viewer,
         ctx.now,
       );
-      const score = session.s[position - 1];
+      const score = session.s[position + Number(r.ord) - 1];
       if (score !== undefined) card.score = score;
       cards.push(card);
-      if (cards.length === limit) break;
     }
+    // A full page ends right after its last card; otherwise the whole window was used up.
+    const last = rows[rows.length - 1];
+    position += rows.length === need && last ? Number(last.ord) : window.length;
   }
   return { cards, next: position };
-}
-
-/**
- * One statement per page. Ids are sorted so concurrent pages lock shared rows in the same order
- * (no deadlocks between two feeds showing the same people).
- */
-async function countImpressions(db: Db, userIds: string[], day: string): Promise<void> {
-  const ids = [...new Set(userIds)].sort();
-  await db.execute(
-    sql`insert into profile_impressions (user_id, day, count)
-        values ${sql.join(
-          ids.map((id) => sql`(${id}, ${day}::date, 1)`),
-          sql`, `,
-        )}
-        on conflict (user_id, day) do update set count = profile_impressions.count + 1`,
-  );
 }
 
 export function utcDay(now: number): string {

@@ -1,0 +1,1 @@
+CREATE INDEX "profiles_discovery_unplaced_idx" ON "profiles" USING btree ("country","gender","birth_date") WHERE "profiles"."visibility" = 'visible' and ("profiles"."latitude" is null or "profiles"."longitude" is null);
