@@ -6,6 +6,7 @@ import { distanceKm, roundedDistance } from "../../src/services/profiles/card";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
+import { expectError } from "../support/errors";
 
 const env = useTestEnvironment();
 
@@ -58,21 +59,6 @@ async function withProfile(t: TestApp, now: number, extra: Record<string, unknow
   const text = await res.text();
   expect(res.status, text).toBe(201);
   return { ...p, profile: JSON.parse(text) as Record<string, unknown> };
-}
-
-interface ErrorBody {
-  error: string;
-  message: string;
-  code: number;
-  details?: { path: string; message: string }[];
-}
-
-async function expectError(res: Response, status: number, error: string): Promise<ErrorBody> {
-  const text = await res.text();
-  expect(res.status, text).toBe(status);
-  const body = JSON.parse(text) as ErrorBody;
-  expect(body).toMatchObject({ error, code: status });
-  return body;
 }
 
 async function userDisplayName(userId: string): Promise<string | null> {

@@ -7,6 +7,7 @@ import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
 import { json } from "../support/users";
+import { expectError } from "../support/errors";
 
 const env = useTestEnvironment();
 const NOBODY = "usr_00000000000000000000000000";
@@ -14,21 +15,6 @@ const NOBODY = "usr_00000000000000000000000000";
 function app(): { t: TestApp; clock: ReturnType<typeof fixedClock> } {
   const clock = fixedClock(Date.now());
   return { t: buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, clock }), clock };
-}
-
-interface ErrorBody {
-  error: string;
-  message: string;
-  code: number;
-  details?: { path: string; message: string }[];
-}
-
-async function expectError(res: Response, status: number, error: string): Promise<ErrorBody> {
-  const text = await res.text();
-  expect(res.status, text).toBe(status);
-  const body = JSON.parse(text) as ErrorBody;
-  expect(body).toMatchObject({ error, code: status });
-  return body;
 }
 
 const block = (t: TestApp, who: Person, body: unknown) => t.request("/api/v1/blocks", json(body, who.headers));

@@ -9,6 +9,7 @@ import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, award, overview, signIn, transfer, walletRow, type Person } from "../support/people";
 import { withPgClient } from "../support/pg";
 import { json } from "../support/users";
+import { expectError } from "../support/errors";
 
 const env = useTestEnvironment();
 // Whatever a test did through the API or the database, the ledger still adds up.
@@ -40,23 +41,6 @@ async function ledgerCounts(): Promise<{ transactions: number; postings: number 
     sql`select (select count(*)::text from ledger_transactions) as t, (select count(*)::text from ledger_postings) as p`,
   );
   return { transactions: Number(row?.t), postings: Number(row?.p) };
-}
-
-interface ErrorBody {
-  error: string;
-  message: string;
-  code: number;
-  requestId: string;
-  details?: { path: string; message: string }[] | string;
-}
-
-async function expectError(res: Response, status: number, error: string): Promise<ErrorBody> {
-  const text = await res.text();
-  expect(res.status, text).toBe(status);
-  const body = JSON.parse(text) as ErrorBody;
-  expect(body).toMatchObject({ error, code: status });
-  expect(typeof body.message).toBe("string");
-  return body;
 }
 
 describe("wallet overview", () => {

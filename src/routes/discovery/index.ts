@@ -1,3 +1,4 @@
+import { ProfileCardSchema } from "../profiles/card-schema";
 import { z } from "@hono/zod-openapi";
 import { principalOf } from "../../http/auth";
 import { createRouter } from "../../http/router";
@@ -9,24 +10,9 @@ const DiscoverQuery = z.object({
   cursor: z.string().max(200).optional().openapi({ description: "The nextCursor of the previous page; omit it to start a new feed session" }),
 });
 
-const DiscoverCard = z
-  .object({
-    userId: z.string(),
-    displayName: z.string(),
-    age: z.number().int(),
-    gender: z.string(),
-    tagline: z.string().nullable(),
-    bio: z.string().nullable(),
-    interests: z.array(z.string()),
-    photos: z.array(z.string()),
-    languages: z.array(z.string()),
-    city: z.string().nullable(),
-    country: z.string().nullable(),
-    distanceKm: z.number().nullable().openapi({ description: "Rounded to 5 km (1 under 5 km); null when either side has no position" }),
-    lastActiveAt: z.string(),
-    score: z.number().min(0).max(1).optional().openapi({ description: "Reciprocal fit, 0–1; the feed is sorted by it" }),
-  })
-  .openapi("DiscoverCard");
+const DiscoverCard = ProfileCardSchema.extend({
+  score: z.number().min(0).max(1).optional().openapi({ description: "Reciprocal fit, 0–1; the feed is sorted by it" }),
+}).openapi("DiscoverCard");
 
 const DiscoverPage = z
   .object({

@@ -1,3 +1,4 @@
+import { ProfileCardSchema } from "../profiles/card-schema";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { principalOf } from "../../http/auth";
@@ -32,7 +33,7 @@ const WinkSent = z
     remainingToday: z.number().int().nullable().openapi({ description: "Winks left today on the free tier; null on paid tiers (no cap)" }),
   })
   .openapi("WinkSent");
-const Card = z.record(z.string(), z.unknown()).nullable().openapi({ description: "The other person's profile card; null without a profile" });
+const Card = ProfileCardSchema.nullable().openapi({ description: "The other person's profile card; null without a profile" });
 const ReceivedWinks = z
   .object({
     winks: z.array(z.object({ winkId: z.string(), fromUserId: z.string(), message: z.string().nullable(), status: z.literal("pending"), createdAt: z.string(), profile: Card })),

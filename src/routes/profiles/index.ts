@@ -1,3 +1,4 @@
+import { ProfileCardSchema } from "./card-schema";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { principalOf } from "../../http/auth";
@@ -36,23 +37,7 @@ const OwnProfile = z
   })
   .openapi("Profile");
 
-const ProfileCard = z
-  .object({
-    userId: z.string(),
-    displayName: z.string(),
-    age: z.number().int(),
-    gender: Gender,
-    tagline: z.string().nullable(),
-    bio: z.string().nullable(),
-    interests: z.array(z.string()),
-    photos: z.array(z.string()),
-    languages: z.array(z.string()),
-    city: z.string().nullable(),
-    country: z.string().nullable(),
-    distanceKm: z.number().int().nullable().openapi({ description: "Rounded to 5 km (1 under 5 km); null when either side has no position" }),
-    lastActiveAt: z.string(),
-  })
-  .openapi("ProfileCard");
+const ProfileCard = ProfileCardSchema;
 
 const UserIdParam = z.object({
   userId: z.string().max(64).regex(idPattern("usr"), "a user id (usr_…)").openapi({ example: "usr_01j9zq3v5k8m2n4p6r8t0w2y4a" }),
