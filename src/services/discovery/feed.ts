@@ -4,7 +4,7 @@ import { queryRows } from "../../db/rows";
 import { ApiError } from "../../errors";
 import type { KeyValueStore } from "../../kv/port";
 import type { Random } from "../../platform/ids";
-import { ageOn, distanceKm, toCard, type ProfileCard } from "../profiles/card";
+import { CARD_COLUMNS, ageOn, cardFromRow, distanceKm, type CardColumns, type ProfileCard } from "../profiles/card";
 import { noBlockBetween } from "../safety/blocks";
 import { reciprocalScore } from "./score";
 
@@ -301,31 +301,14 @@ async function servePage(
     const need = limit - cards.length;
     // A window a bit larger than the page, so a few exclusions rarely cost a second query.
     const window = session.ids.slice(position, position + limit + Math.max(5, limit >> 1));
-    const rows = await queryRows<{
-      user_id: string;
-      ord: number;
-      display_name: string;
-      birth_date: string;
-      gender: string;
-      tagline: string | null;
-      bio: string | null;
-      interests: string[];
-      photos: string[];
-      languages: string[];
-      city: string | null;
-      country: string | null;
-      latitude: number | null;
-      longitude: number | null;
-      last_active_ms: number;
-    }>(
+    const rows = await queryRows<CardColumns & { ord: number }>(
       ctx.db,
       sql`with w (user_id, ord) as (values ${sql.join(
         window.map((id, i) => sql`(${id}::text, ${i + 1}::int)`),
         sql`, `,
       )}),
           page as (
-            select p.user_id, w.ord, p.display_name, p.birth_date::text as birth_date, p.gender, p.tagline, p.bio, p.interests, p.photos, p.languages,
-                   p.city, p.country, p.latitude, p.longitude, (extract(epoch from p.last_active_at) * 1000)::float8 as last_active_ms
+            select w.ord, ${CARD_COLUMNS}
             from w join profiles p on p.user_id = w.user_id
             where p.visibility = 'visible'
               and ${notExcluded(viewer.userId, today, options.dailyImpressionCap)}
@@ -335,32 +318,14 @@ async function servePage(
           async_commit as (select set_config('synchronous_commit', 'off', true) as setting),
           counted as (
             insert into profile_impressions (user_id, day, count)
-            select page.user_id, ${today}::date, 1 from page, async_commit order by page.user_id
+            select page.p_user_id, ${today}::date, 1 from page, async_commit order by page.p_user_id
             on conflict (user_id, day) do update set count = profile_impressions.count + 1
           )
           select * from page order by ord`,
     );
     for (const r of rows) {
-      const card: DiscoverCard = toCard(
-        {
-          userId: r.user_id,
-          displayName: r.display_name,
-          birthDate: r.birth_date,
-          gender: r.gender,
-          tagline: r.tagline,
-          bio: r.bio,
-          interests: r.interests,
-          photos: r.photos,
-          languages: r.languages,
-          city: r.city,
-          country: r.country,
-          latitude: r.latitude,
-          longitude: r.longitude,
-          lastActiveAt: new Date(Number(r.last_active_ms)),
-        },
-        viewer,
-        ctx.now,
-      );
+      // Joined on profiles, so every row has a card.
+      const card: DiscoverCard = cardFromRow(r, viewer, ctx.now) as ProfileCard;
       const score = session.s[position + Number(r.ord) - 1];
       if (score !== undefined) card.score = score;
       cards.push(card);

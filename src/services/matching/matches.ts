@@ -5,7 +5,7 @@ import { ApiError } from "../../errors";
 import type { KeyValueStore } from "../../kv/port";
 import type { IdGenerator } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
-import { toCard, type ProfileCard, type ProfileRow } from "../profiles/card";
+import { CARD_COLUMNS, cardFromRow, type CardColumns, type ProfileCard } from "../profiles/card";
 import { blockedEitherWay, noBlockBetween } from "../safety/blocks";
 import type { Tx } from "../wallet/ledger";
 import { PAIR_LOCK_CLASS, notify, storeEvents, type NewEvent } from "./events";
@@ -100,51 +100,7 @@ export interface MatchEntry {
   profile: ProfileCard | null;
 }
 
-interface MatchRow extends Record<string, unknown> {
-  id: string;
-  created_at: Date | string;
-  other: string;
-  p_user_id: string | null;
-  display_name: string | null;
-  birth_date: string | null;
-  gender: string | null;
-  tagline: string | null;
-  bio: string | null;
-  interests: string[] | null;
-  photos: string[] | null;
-  languages: string[] | null;
-  city: string | null;
-  country: string | null;
-  latitude: number | null;
-  longitude: number | null;
-  last_active_at: Date | string | null;
-}
-
-export function profileOf(row: MatchRow | Record<string, unknown>, viewer: { latitude: number | null; longitude: number | null } | null, now: number): ProfileCard | null {
-  const r = row as MatchRow;
-  if (!r.p_user_id) return null;
-  const profile: ProfileRow = {
-    userId: r.p_user_id,
-    displayName: r.display_name as string,
-    birthDate: typeof r.birth_date === "string" ? r.birth_date : new Date(r.birth_date as unknown as Date).toISOString().slice(0, 10),
-    gender: r.gender as string,
-    tagline: r.tagline,
-    bio: r.bio,
-    interests: r.interests ?? [],
-    photos: r.photos ?? [],
-    languages: r.languages ?? [],
-    city: r.city,
-    country: r.country,
-    latitude: r.latitude === null ? null : Number(r.latitude),
-    longitude: r.longitude === null ? null : Number(r.longitude),
-    lastActiveAt: new Date(r.last_active_at as string),
-  };
-  return toCard(profile, viewer, now);
-}
-
-/** The columns profileOf reads, from a `profiles` row aliased `p`. */
-export const PROFILE_COLUMNS = sql`p.user_id as p_user_id, p.display_name, p.birth_date::text as birth_date, p.gender, p.tagline, p.bio, p.interests, p.photos,
-  p.languages, p.city, p.country, p.latitude, p.longitude, p.last_active_at`;
+type MatchRow = CardColumns & { id: string; created_at: Date | string; other: string };
 
 export async function viewerPosition(db: Db, userId: string): Promise<{ latitude: number | null; longitude: number | null } | null> {
   const [row] = await queryRows<{ latitude: number | null; longitude: number | null }>(db, sql`select latitude, longitude from profiles where user_id = ${userId}`);
@@ -174,7 +130,7 @@ export async function listMatches(m: MatchingContext, userId: string, limit: num
   const other = sql`(case when mt.user_low = ${userId} then mt.user_high else mt.user_low end)`;
   const rows = await queryRows<MatchRow>(
     m.db,
-    sql`select mt.id, mt.created_at, ${other} as other, ${PROFILE_COLUMNS}
+    sql`select mt.id, mt.created_at, ${other} as other, ${CARD_COLUMNS}
         from matches mt left join profiles p on p.user_id = ${other}
         where (mt.user_low = ${userId} or mt.user_high = ${userId}) and mt.unmatched_at is null
           and ${noBlockBetween(userId, other)}
@@ -186,7 +142,7 @@ export async function listMatches(m: MatchingContext, userId: string, limit: num
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    matches: page.map((r) => ({ matchId: r.id, userId: r.other, createdAt: new Date(r.created_at).toISOString(), profile: profileOf(r, viewer, m.now) })),
+    matches: page.map((r) => ({ matchId: r.id, userId: r.other, createdAt: new Date(r.created_at).toISOString(), profile: cardFromRow(r, viewer, m.now) })),
     nextCursor: rows.length > limit && last ? encodeCursor(new Date(last.created_at), last.id) : null,
   };
 }

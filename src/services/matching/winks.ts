@@ -8,7 +8,8 @@ import { noBlockBetween } from "../safety/blocks";
 import type { Tier } from "../tiers/port";
 import type { Tx } from "../wallet/ledger";
 import type { NewEvent } from "./events";
-import { PROFILE_COLUMNS, assertReachable, createMatch, lockPair, profileOf, viewerPosition, withEvents, type MatchingContext } from "./matches";
+import { CARD_COLUMNS, cardFromRow, type CardColumns } from "../profiles/card";
+import { assertReachable, createMatch, lockPair, viewerPosition, withEvents, type MatchingContext } from "./matches";
 
 /** Winks a standard-tier person may send per UTC day; paid tiers have no cap. */
 export const DAILY_WINK_CAP = 10;
@@ -166,9 +167,9 @@ export interface ReceivedWink {
 export async function receivedWinks(m: MatchingContext, userId: string, limit = 100): Promise<{ winks: ReceivedWink[]; count: number }> {
   const visible = sql`w.recipient_id = ${userId} and w.status = 'pending' and ${noBlockBetween(userId, sql`w.sender_id`)}`;
   const [rows, [total]] = await Promise.all([
-    queryRows<Record<string, unknown>>(
+    queryRows<CardColumns & { id: string; sender_id: string; message: string | null; created_at: Date | string }>(
       m.db,
-      sql`select w.id, w.sender_id, w.message, w.created_at, ${PROFILE_COLUMNS}
+      sql`select w.id, w.sender_id, w.message, w.created_at, ${CARD_COLUMNS}
           from winks w left join profiles p on p.user_id = w.sender_id
           where ${visible} order by w.created_at desc, w.id desc limit ${limit}`,
     ),
@@ -177,12 +178,12 @@ export async function receivedWinks(m: MatchingContext, userId: string, limit = 
   const viewer = await viewerPosition(m.db, userId);
   return {
     winks: rows.map((r) => ({
-      winkId: r.id as string,
-      fromUserId: r.sender_id as string,
-      message: (r.message as string | null) ?? null,
+      winkId: r.id,
+      fromUserId: r.sender_id,
+      message: r.message,
       status: "pending" as const,
-      createdAt: new Date(r.created_at as string).toISOString(),
-      profile: profileOf(r, viewer, m.now),
+      createdAt: new Date(r.created_at).toISOString(),
+      profile: cardFromRow(r, viewer, m.now),
     })),
     count: Number(total?.n ?? 0),
   };

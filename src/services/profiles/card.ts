@@ -1,3 +1,5 @@
+import { sql } from "drizzle-orm";
+
 /** What other people may see of a profile: an age instead of a birth date, a rounded distance
  * and a city instead of a position, and never an email. */
 export interface ProfileCard {
@@ -76,4 +78,51 @@ export function toCard(row: ProfileRow, viewer: { latitude: number | null; longi
       : null,
     lastActiveAt: row.lastActiveAt.toISOString(),
   };
+}
+
+/** The columns `cardFromRow` reads, from a `profiles` row aliased `p` (null when no profile joined). */
+export const CARD_COLUMNS = sql`p.user_id as p_user_id, p.display_name, p.birth_date::text as birth_date, p.gender, p.tagline, p.bio,
+  p.interests, p.photos, p.languages, p.city, p.country, p.latitude, p.longitude, p.last_active_at`;
+
+/** A raw row selected with CARD_COLUMNS (a type, not an interface, so it fits raw row maps). */
+export type CardColumns = {
+  p_user_id: string | null;
+  display_name: string | null;
+  birth_date: string | null;
+  gender: string | null;
+  tagline: string | null;
+  bio: string | null;
+  interests: string[] | null;
+  photos: string[] | null;
+  languages: string[] | null;
+  city: string | null;
+  country: string | null;
+  latitude: number | string | null;
+  longitude: number | string | null;
+  last_active_at: Date | string | null;
+};
+
+/** The card of a row selected with CARD_COLUMNS, or null when the row joined no profile. */
+export function cardFromRow(row: CardColumns, viewer: { latitude: number | null; longitude: number | null } | null, now: number): ProfileCard | null {
+  if (!row.p_user_id) return null;
+  return toCard(
+    {
+      userId: row.p_user_id,
+      displayName: row.display_name as string,
+      birthDate: row.birth_date as string,
+      gender: row.gender as string,
+      tagline: row.tagline,
+      bio: row.bio,
+      interests: row.interests ?? [],
+      photos: row.photos ?? [],
+      languages: row.languages ?? [],
+      city: row.city,
+      country: row.country,
+      latitude: row.latitude === null ? null : Number(row.latitude),
+      longitude: row.longitude === null ? null : Number(row.longitude),
+      lastActiveAt: new Date(row.last_active_at as string),
+    },
+    viewer,
+    now,
+  );
 }
