@@ -164,7 +164,7 @@ describe("wallet under concurrency", () => {
         );
         if (rows.length > 1) throw new Error(`more than one blocked backend: ${JSON.stringify(rows)}`);
         if (rows[0]) {
-          expect(rows[0].query).toMatch(/ledger_postings/);
+          expect(rows[0].query).toMatch(/ledger_transfer/);
           blocked = rows[0].pid;
         } else await new Promise((r) => setTimeout(r, 25));
       }

@@ -564,23 +564,28 @@ describe("the database refuses what code must never do", () => {
     expect(await ledgerCounts()).toEqual(before);
   });
 
-  it("refuses to commit an unbalanced transaction", async () => {
+  it("refuses an unbalanced transaction, also when its postings are split over statements", async () => {
     const { walletId } = await fundedWallet();
     const before = await ledgerCounts();
     await withPgClient(env.db.url, async (c) => {
       await c.query("begin");
       await c.query("insert into ledger_transactions (id, type, note) values ('txn_unbalanced_test', 'award', 'free money')");
-      const inserted = await c.query<{ balance_after: string }>(
-        "insert into ledger_postings (transaction_id, account_id, amount, balance_after) values ('txn_unbalanced_test', $1, 1000, 0) returning balance_after::text",
-        [walletId],
-      );
-      // The trigger applied the posting inside the transaction…
-      expect(inserted.rows).toEqual([{ balance_after: "1040" }]);
-      // …but the deferred check refuses the commit.
-      await expect(c.query("commit")).rejects.toMatchObject({ code: "23514", message: expect.stringContaining("unbalanced") });
+      await expect(
+        c.query("insert into ledger_postings (transaction_id, account_id, amount, balance_after) values ('txn_unbalanced_test', $1, 1000, 0)", [walletId]),
+      ).rejects.toMatchObject({ code: "23514", message: expect.stringContaining("unbalanced") });
+      await c.query("rollback");
+
+      // Each statement's postings must balance by themselves: a later statement cannot even up.
+      await c.query("begin");
+      await c.query("insert into ledger_transactions (id, type, note) values ('txn_split_test', 'award', 'split')");
+      await expect(
+        c.query("insert into ledger_postings (transaction_id, account_id, amount, balance_after) values ('txn_split_test', 'sys_mint', -5, 0)"),
+      ).rejects.toMatchObject({ code: "23514" });
+      await c.query("rollback");
+
       const { rows } = await c.query<{ balance: string }>("select balance::text from ledger_accounts where id = $1", [walletId]);
       expect(rows).toEqual([{ balance: "40" }]);
-      expect((await c.query("select 1 from ledger_transactions where id = 'txn_unbalanced_test'")).rowCount).toBe(0);
+      expect((await c.query("select 1 from ledger_transactions where id in ('txn_unbalanced_test', 'txn_split_test')")).rowCount).toBe(0);
     });
     expect(await ledgerCounts()).toEqual(before);
   });

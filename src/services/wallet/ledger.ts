@@ -98,11 +98,37 @@ export async function postTransaction(
     );
     return new Map(rows.map((r) => [r.account_id, Number(r.balance_after)]));
   } catch (err) {
-    const pg = pgError(err);
-    if (pg.code === PG.checkViolation && pg.constraint === "ledger_accounts_wallet_nonnegative") {
-      throw new ApiError("insufficient_funds", "not enough coins");
-    }
-    throw err;
+    ledgerRefusal(err);
+  }
+}
+
+/** Maps the database's refusals of a posting to the API's answers. */
+function ledgerRefusal(err: unknown): never {
+  const pg = pgError(err);
+  if (pg.code === PG.checkViolation && pg.constraint === "ledger_accounts_wallet_nonnegative") {
+    throw new ApiError("insufficient_funds", "not enough coins");
+  }
+  if (pg.code === PG.foreignKeyViolation) throw new ApiError("not_found", "no such user");
+  throw err;
+}
+
+/**
+ * A transfer between two people through the ledger_transfer() function (migration 0007): one
+ * statement, so outside a transaction it is its own transaction and costs one round trip.
+ * Returns the sender's balance after it.
+ */
+export async function postTransfer(
+  db: Db | Tx,
+  input: { id: string; fromUserId: string; toUserId: string; amount: number; note: string | null; at: Date; newWalletIds: [string, string] },
+): Promise<number> {
+  try {
+    const [row] = await queryRows<{ balance: string }>(
+      db as Db,
+      sql`select ledger_transfer(${input.id}, ${input.fromUserId}, ${input.toUserId}, ${input.amount}::bigint, ${input.note}, ${input.at}, ${input.newWalletIds[0]}, ${input.newWalletIds[1]})::text as balance`,
+    );
+    return Number(row?.balance);
+  } catch (err) {
+    ledgerRefusal(err);
   }
 }
 

@@ -2,7 +2,7 @@ import { ApiError } from "../../errors";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import { completeKey } from "../idempotency/keys";
 import type { MoneyContext } from "./context";
-import { MINT_ACCOUNT, ensureWallet, ensureWallets, postTransaction } from "./ledger";
+import { MINT_ACCOUNT, ensureWallet, postTransaction, postTransfer } from "./ledger";
 
 export interface TransferResult {
   success: true;
@@ -19,24 +19,23 @@ function checkAmount(amount: number, max: number): void {
 export async function transfer(m: MoneyContext, actor: Principal, input: { toUserId: string; amount: number; note?: string }): Promise<TransferResult> {
   if (input.toUserId === actor.userId) throw new ApiError("invalid_input", "cannot transfer to yourself", { details: [{ path: "toUserId", message: "must be someone else" }] });
   checkAmount(input.amount, m.maxTransfer);
+  const posting = {
+    id: m.ids.next("txn"),
+    fromUserId: actor.userId,
+    toUserId: input.toUserId,
+    amount: input.amount,
+    note: input.note ?? null,
+    at: new Date(m.now),
+    newWalletIds: [m.ids.next("wal"), m.ids.next("wal")] as [string, string],
+  };
+  const answer = (balance: number): TransferResult => ({ success: true, balance, transferredAmount: input.amount });
+  // Without a key the transfer is one statement and its own transaction; with one, the key's
+  // completion must commit together with the transfer.
+  const idempotency = m.idempotency;
+  if (!idempotency) return answer(await postTransfer(m.db, posting));
   return m.db.transaction(async (tx) => {
-    // An unknown recipient fails here with 404, before anything is posted.
-    const wallets = await ensureWallets(tx, [actor.userId, input.toUserId], m.ids);
-    const from = wallets.get(actor.userId) as string;
-    const to = wallets.get(input.toUserId) as string;
-    const balances = await postTransaction(tx, {
-      id: m.ids.next("txn"),
-      type: "transfer",
-      at: new Date(m.now),
-      note: input.note ?? null,
-      actorUserId: actor.userId,
-      postings: [
-        { accountId: from, amount: -input.amount },
-        { accountId: to, amount: input.amount },
-      ],
-    });
-    const result: TransferResult = { success: true, balance: balances.get(from) ?? 0, transferredAmount: input.amount };
-    if (m.idempotency) await completeKey(tx, m.idempotency, 200, result, m.now);
+    const result = answer(await postTransfer(tx, posting));
+    await completeKey(tx, idempotency, 200, result, m.now);
     return result;
   });
 }
