@@ -75,6 +75,8 @@ export async function startProcess(args: string[], env: Record<string, string>, 
   };
 }
 
+/** BENCH_CPU_PROF_DIR=<dir> writes a V8 CPU profile of the API process there when it stops. */
 export function startApi(env: Record<string, string>, port: number, options: StartOptions = {}): Promise<Child> {
-  return startProcess(["--import", "tsx", "src/node/main.ts"], { LOG_LEVEL: "info", ...env }, port, "/health", options);
+  const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  return startProcess([...profile, "--import", "tsx", "src/node/main.ts"], { LOG_LEVEL: "info", ...env }, port, "/health", options);
 }

@@ -197,7 +197,8 @@ export const profiles = pgTable(
     check("profiles_visibility_check", sql`${t.visibility} in ('visible', 'hidden')`),
     check("profiles_age_range_check", sql`${t.ageMin} >= 18 and ${t.ageMax} >= ${t.ageMin} and ${t.ageMax} <= 120`),
     index("profiles_discovery_idx").on(t.country, t.gender, t.birthDate).where(sql`${t.visibility} = 'visible'`),
-    index("profiles_position_idx").on(t.latitude, t.longitude),
+    // Positions are searched through profiles_discovery_cover_idx (migration 0010, hand-written:
+    // drizzle cannot declare INCLUDE columns), which answers the feed's filters from the index.
     // The discovery feed: wished gender, then the age window, then the position box, all inside the index.
     index("profiles_discovery_geo_idx").on(t.gender, t.birthDate, t.latitude, t.longitude).where(sql`${t.visibility} = 'visible'`),
     // Its same-country fallback (profiles without a position): without this, that arm of the feed's
@@ -332,7 +333,11 @@ export const profileImpressions = pgTable(
     day: date("day", { mode: "string" }).notNull(),
     count: integer("count").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.day] })],
+  (t) => [
+    primaryKey({ columns: [t.userId, t.day] }),
+    // The feed's "over today's cap" test looks up the few capped rows of one day.
+    index("profile_impressions_day_count_idx").on(t.day, t.count),
+  ],
 );
 
 /**

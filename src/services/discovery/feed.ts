@@ -4,9 +4,9 @@ import { queryRows } from "../../db/rows";
 import { ApiError } from "../../errors";
 import type { KeyValueStore } from "../../kv/port";
 import type { Random } from "../../platform/ids";
-import { CARD_COLUMNS, ageOn, cardFromRow, distanceKm, type CardColumns, type ProfileCard } from "../profiles/card";
+import { CARD_COLUMNS, ageOn, agesOn, cardFromRow, distanceKm, type CardColumns, type ProfileCard } from "../profiles/card";
 import { noBlockBetween } from "../safety/blocks";
-import { reciprocalScore } from "./score";
+import { reciprocalScore, storedInterestOverlap } from "./score";
 
 /**
  * The discovery feed: cursor-paged swipe cards for the caller.
@@ -188,7 +188,7 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
     created_ms: number;
   }>(
     ctx.db,
-    sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude,
+    sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, to_json(p.interests) as interests, p.latitude, p.longitude,
                (extract(epoch from p.last_active_at) * 1000)::float8 as last_active_ms,
                (extract(epoch from p.created_at) * 1000)::float8 as created_ms
         from profiles p
@@ -209,6 +209,8 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
   );
 
   const viewerSide = { age: myAge, ageMin: viewer.ageMin, ageMax: viewer.ageMax, maxDistanceKm: viewer.maxDistanceKm, interests: viewer.interests };
+  const viewerInterests = new Set(viewer.interests);
+  const ageOf = agesOn(ctx.now);
   const placed = viewer.latitude !== null && viewer.longitude !== null;
   const ranked = rows.map((r) => {
     const km =
@@ -217,11 +219,12 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
         : null;
     const { score } = reciprocalScore({
       viewer: viewerSide,
-      candidate: { age: ageOn(r.birth_date, ctx.now), ageMin: r.age_min, ageMax: r.age_max, maxDistanceKm: r.max_distance_km, interests: r.interests },
+      candidate: { age: ageOf(r.birth_date), ageMin: r.age_min, ageMax: r.age_max, maxDistanceKm: r.max_distance_km, interests: r.interests },
       distanceKm: km,
       lastActiveMs: Number(r.last_active_ms),
       createdMs: Number(r.created_ms),
       now: ctx.now,
+      overlap: storedInterestOverlap(viewerInterests, r.interests),
     });
     return { userId: r.user_id, score };
   });

@@ -21,6 +21,8 @@ export interface ScoringInput {
   lastActiveMs: number;
   createdMs: number;
   now: number;
+  /** The interest overlap when the caller computed it already (see storedInterestOverlap). */
+  overlap?: number;
 }
 
 const HOUR = 3_600_000;
@@ -48,6 +50,17 @@ export function interestOverlap(a: string[], b: string[]): number {
   return common / (left.size + right.size - common);
 }
 
+/**
+ * The same overlap when both lists are in their stored form (trimmed, lower-cased, unique) and
+ * the viewer's is already a set: the feed scores a thousand candidates against one viewer.
+ */
+export function storedInterestOverlap(viewer: ReadonlySet<string>, candidate: readonly string[]): number {
+  if (viewer.size === 0 || candidate.length === 0) return 0;
+  let common = 0;
+  for (const x of candidate) if (viewer.has(x)) common++;
+  return common / (viewer.size + candidate.length - common);
+}
+
 /** 1 at zero distance, 0 at the side's maximum. */
 export function distanceFit(distanceKm: number | null, maxKm: number): number {
   if (distanceKm === null) return UNKNOWN_DISTANCE_FIT;
@@ -71,7 +84,7 @@ export interface Score {
 
 export function reciprocalScore(input: ScoringInput): Score {
   const { viewer, candidate } = input;
-  const overlap = interestOverlap(viewer.interests, candidate.interests);
+  const overlap = input.overlap ?? interestOverlap(viewer.interests, candidate.interests);
   // How well the candidate fits what I asked for …
   const forViewer = FIT.interests * overlap + FIT.distance * distanceFit(input.distanceKm, viewer.maxDistanceKm) + FIT.age * ageFit(candidate.age, viewer.ageMin, viewer.ageMax);
   // … and how well I fit what they asked for.

@@ -44,6 +44,19 @@ export function ageOn(birthDate: string, now: number): number {
   return age;
 }
 
+/** ageOn for many birth dates on one day: the day is taken apart once. */
+export function agesOn(now: number): (birthDate: string) => number {
+  const today = new Date(now);
+  const year = today.getUTCFullYear();
+  const monthDay = (today.getUTCMonth() + 1) * 100 + today.getUTCDate();
+  return (birthDate) => {
+    // YYYY-MM-DD, as Postgres prints a date.
+    const y = Number(birthDate.slice(0, 4));
+    const md = Number(birthDate.slice(5, 7)) * 100 + Number(birthDate.slice(8, 10));
+    return year - y - (monthDay < md ? 1 : 0);
+  };
+}
+
 const EARTH_RADIUS_KM = 6371;
 
 export function distanceKm(a: { latitude: number; longitude: number }, b: { latitude: number; longitude: number }): number {

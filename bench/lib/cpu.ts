@@ -1,0 +1,35 @@
+import { readFileSync } from "node:fs";
+import pg from "pg";
+
+/**
+ * CPU time spent by processes, from /proc (Linux). On a shared, busy machine latency and
+ * throughput swing with the neighbours' load; CPU milliseconds per request barely do, so the
+ * benches print both.
+ */
+export function cpuMs(pids: number[]): number {
+  const ticksPerSecond = 100; // USER_HZ on Linux
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // Fields after the command name (which may contain spaces) start after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      // The process is gone; its time is lost to the measurement.
+    }
+  }
+  return (ticks * 1000) / ticksPerSecond;
+}
+
+/** Backend pids of the Postgres connections open to one database (the API's pool). */
+export async function postgresBackends(adminUrl: string, database: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()", [database]);
+    return rows.map((r) => r.pid);
+  } finally {
+    await client.end();
+  }
+}
