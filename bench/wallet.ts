@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { withPgClient } from "../test/support/pg";
 import { startTestIssuer } from "../test/support/issuer";
 import { load, median, printTable, type LoadResult } from "./lib/load";
-import { REDIS_URL, ROOT, freePort, freshDatabase, startApi } from "./lib/servers";
+import { cpuMs, postgresBackends } from "./lib/cpu";
+import { PG_ADMIN_URL, REDIS_URL, ROOT, freePort, freshDatabase, startApi } from "./lib/servers";
 
 const FUNDING = 1_000_000;
 const PGBENCH_SCRIPT = join(ROOT, "bench/transfer.pgbench.sql");
@@ -101,8 +102,15 @@ export async function benchWallet(options: { seconds: number; connections: numbe
     const rows: LoadResult[] = [];
     const ratios: number[] = [];
     const plain: PgbenchResult[] = [];
+    const cpu: string[] = [];
     for (let round = 1; round <= options.rounds; round++) {
+      const processes = [api.pid, ...(await postgresBackends(PG_ADMIN_URL, "api_bench_wallet"))];
+      const [allBefore, apiBefore] = [cpuMs(processes), cpuMs([api.pid])];
       const apiRun = await transfers(`API POST /wallet/transfer #${round}`, null);
+      const apiCpu = cpuMs([api.pid]) - apiBefore;
+      const dbCpu = cpuMs(processes) - allBefore - apiCpu;
+      const per = (ms: number) => (ms / Math.max(1, apiRun.total)).toFixed(2);
+      cpu.push(`round ${round}: API process ${per(apiCpu)} ms + Postgres backends ${per(dbCpu)} ms per transfer`);
       const pgRun = await pgbench(plainDatabaseUrl, { seconds, clients: connections, accounts: users, hot: 0, logDir });
       rows.push(apiRun, { label: `pgbench plain transfer #${round}`, rps: Math.round(pgRun.tps), p99: pgRun.p99, non2xx: pgRun.failed, errors: pgRun.aborted, total: pgRun.processed });
       ratios.push(apiRun.rps / pgRun.tps);
@@ -129,6 +137,7 @@ export async function benchWallet(options: { seconds: number; connections: numbe
     printTable(rows);
     const ratio = median(ratios);
     console.log(`\nAPI/pgbench transfers per second (median of ${options.rounds}) = ${ratio.toFixed(2)}  (target >= 0.4) ${ratio >= 0.4 ? "PASS" : "MISS"}`);
+    console.log(`CPU (steadier than throughput on a busy machine): ${cpu.join("; ")}`);
     console.log(`stack without the ledger (transfer to self, answered 400 before any query): ${noDb.rps} req/s, p99 ${noDb.p99} ms (informational ceiling)`);
     console.log(`hot wallet: ${hotApi.rps} transfers/s into one account, p99 ${hotApi.p99} ms, ${hotApi.non2xx} non-2xx, ${hotApi.errors} errors (plain SQL: ${Math.round(hotPg.tps)}/s, p99 ${hotPg.p99} ms)`);
 
