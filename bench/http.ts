@@ -1,4 +1,5 @@
 import { load, median, printTable, type LoadResult } from "./lib/load";
+import { cpuMs } from "./lib/cpu";
 import { freePort, freshDatabase, startApi, startProcess } from "./lib/servers";
 
 /**
@@ -21,12 +22,20 @@ export async function benchHttp(options: { seconds: number; rounds: number; conn
       const rows: LoadResult[] = [];
       const ratios404: number[] = [];
       const ratiosHealth: number[] = [];
+      const cpu404 = { bare: [] as number[], app: [] as number[] };
       const run = (label: string, url: string) => load(label, { url, seconds: options.seconds, connections: options.connections });
+      /** A run, with the server's CPU microseconds per request read from /proc around it. */
+      const measured = async (label: string, url: string, pid: number, into: number[]) => {
+        const before = cpuMs([pid]);
+        const result = await run(label, url);
+        into.push(((cpuMs([pid]) - before) * 1000) / Math.max(1, result.total));
+        return result;
+      };
       // Warm up JIT and pools so the first measured round is not penalised.
       await run("warm-up", `${api.url}/bench-missing`);
       for (let round = 1; round <= options.rounds; round++) {
-        const b404 = await run(`bare 404 #${round}`, `${bare404.url}/bench-missing`);
-        const a404 = await run(`app 404 #${round}`, `${api.url}/bench-missing`);
+        const b404 = await measured(`bare 404 #${round}`, `${bare404.url}/bench-missing`, bare404.pid, cpu404.bare);
+        const a404 = await measured(`app 404 #${round}`, `${api.url}/bench-missing`, api.pid, cpu404.app);
         const bH = await run(`bare health #${round}`, `${bareHealth.url}/health`);
         const aH = await run(`app GET /health #${round}`, `${api.url}/health`);
         rows.push(b404, a404, bH, aH);
@@ -36,6 +45,10 @@ export async function benchHttp(options: { seconds: number; rounds: number; conn
       printTable(rows);
       const r404 = median(ratios404);
       console.log(`\n404 route: app/bare req/s ratio (median of ${options.rounds}) = ${r404.toFixed(2)}  (target >= 0.75) ${r404 >= 0.75 ? "PASS" : "MISS"}`);
+      const [bareUs, appUs] = [median(cpu404.bare), median(cpu404.app)];
+      console.log(
+        `404 route, server CPU per request (steadier than req/s on a busy machine): bare ${bareUs.toFixed(0)} µs, app ${appUs.toFixed(0)} µs → bare/app = ${(bareUs / appUs).toFixed(2)}`,
+      );
       console.log(`GET /health (database + store checks): app/bare ratio = ${median(ratiosHealth).toFixed(2)} (informational)`);
     } finally {
       await Promise.all([bare404.stop(), bareHealth.stop()]);
