@@ -149,7 +149,7 @@ describe("card-b card collection", () => {
     expect(res.status).toBe(201);
     const body = (await res.json()) as Record<string, string>;
     expect(body).toMatchObject({ status: "pending", currency: "NGN", transactionId: expect.stringMatching(/^cbtx_/), checkoutUrl: expect.stringContaining("/v3/hosted/pay/") });
-    expect(body.checkoutUrl.endsWith(body.sessionId as string)).toBe(true);
+    expect(String(body.checkoutUrl).endsWith(String(body.sessionId))).toBe(true);
     expect(providers.current.cardB.requests.at(-1)?.body).toMatchObject({
       tx_ref: body.transactionId,
       amount: 60000.5,
