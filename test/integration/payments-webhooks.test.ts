@@ -49,7 +49,8 @@ describe("card-a order webhook", () => {
     const me = await person(t);
     const id = await cardACheckout(t, me);
     const hook = providers.current.cardA.orderWebhook(id);
-    for (const headers of [{}, { "x-signature": "0".repeat(64) }, { "x-signature": hmacHex("sha256", "another-secret", hook.body) }, { "x-signature": hmacHex("sha256", "card-a-signing-secret", `${hook.body} `) }]) {
+    const wrong: Record<string, string>[] = [{}, { "x-signature": "0".repeat(64) }, { "x-signature": hmacHex("sha256", "another-secret", hook.body) }, { "x-signature": hmacHex("sha256", "card-a-signing-secret", `${hook.body} `) }];
+    for (const headers of wrong) {
       await expectError(await deliver(t, hook, headers), 401, "unauthorized");
     }
     expect(await creditsOf(db(), id)).toBe(0);
@@ -104,7 +105,8 @@ describe("card-b webhook", () => {
     const me = await person(t);
     const id = await cardBCheckout(t, me);
     const hook = providers.current.cardB.webhook(providers.current.cardB.pay(id));
-    for (const headers of [{}, { "verification-hash": "wrong" }, { "verif-hash": `${CARD_B.webhookSecret}x` }, { "verification-hash": "" }]) {
+    const wrong: Record<string, string>[] = [{}, { "verification-hash": "wrong" }, { "verif-hash": `${CARD_B.webhookSecret}x` }, { "verification-hash": "" }];
+    for (const headers of wrong) {
       await expectError(await deliver(t, hook, headers), 401, "unauthorized");
     }
     expect(await creditsOf(db(), id)).toBe(0);
