@@ -101,24 +101,32 @@ export async function settlePayment(
       if (claimed.length === 0) return "duplicate";
     }
     const [row] = await tx.select().from(payments).where(eq(payments.id, input.paymentId)).for("update");
-    const result = row ? await transition(deps, tx, row, input.outcome, now, input.providerRef) : "unknown_payment";
+    const change = row ? await transition(deps, tx, row, input.outcome, now, input.providerRef) : { result: "unknown_payment" as const };
     if (input.event) {
       await tx
         .update(paymentEvents)
-        .set({ paymentId: row ? row.id : null, outcome: result })
+        .set({ paymentId: row ? row.id : null, outcome: change.result })
         .where(and(eq(paymentEvents.provider, input.event.provider), eq(paymentEvents.eventId, input.event.id)));
     }
-    return result;
+    // Every funding credit locks the mint's row, so the posting comes last: the lock is then held
+    // for one statement and the commit, not for the writes around it.
+    if (change.post) await change.post();
+    return change.result;
   });
 }
 
-async function transition(deps: PaymentDeps, tx: Tx, row: PaymentRow, outcome: ProviderOutcome, now: Date, providerRef?: string): Promise<SettleResult> {
-  if (row.status === "completed") return "unchanged";
+interface Change {
+  result: SettleResult;
+  post?: () => Promise<unknown>;
+}
+
+async function transition(deps: PaymentDeps, tx: Tx, row: PaymentRow, outcome: ProviderOutcome, now: Date, providerRef?: string): Promise<Change> {
+  if (row.status === "completed") return { result: "unchanged" };
   // A crypto intent past its expiry can no longer credit, whatever arrives afterwards.
   const pastExpiry = row.provider === "crypto" && row.expiresAt !== null && now.getTime() > row.expiresAt.getTime();
   if (row.provider === "crypto" && (row.status === "expired" || pastExpiry)) {
     if (row.status === "pending") await setStatus(tx, row.id, "expired", now, "intent expired");
-    return row.status === "expired" ? "unchanged" : "expired";
+    return { result: row.status === "expired" ? "unchanged" : "expired" };
   }
   switch (outcome.kind) {
     case "paid":
@@ -127,11 +135,11 @@ async function transition(deps: PaymentDeps, tx: Tx, row: PaymentRow, outcome: P
       return credit(deps, tx, row, now, providerRef);
     case "failed":
     case "expired":
-      if (row.status !== "pending") return "unchanged";
+      if (row.status !== "pending") return { result: "unchanged" };
       await setStatus(tx, row.id, outcome.kind, now, outcome.reason);
-      return outcome.kind;
+      return { result: outcome.kind };
     case "pending":
-      return "unchanged";
+      return { result: "unchanged" };
   }
 }
 
@@ -139,21 +147,10 @@ async function setStatus(tx: Tx, id: string, status: PaymentStatus, now: Date, r
   await tx.update(payments).set({ status, failureReason: reason, updatedAt: now }).where(eq(payments.id, id));
 }
 
-async function credit(deps: PaymentDeps, tx: Tx, row: PaymentRow, now: Date, providerRef?: string): Promise<SettleResult> {
+/** Marks the payment completed and prepares its credit; settlePayment posts it last, in the same transaction. */
+async function credit(deps: PaymentDeps, tx: Tx, row: PaymentRow, now: Date, providerRef?: string): Promise<Change> {
   const wallet = await ensureWallet(tx, row.userId, deps.ids);
   const txnId = deps.ids.next("txn");
-  await postTransaction(tx, {
-    id: txnId,
-    type: "funding",
-    at: now,
-    note: `${row.provider} payment ${row.id}`,
-    actorUserId: row.userId,
-    externalRef: `payment:${row.id}`,
-    postings: [
-      { accountId: MINT_ACCOUNT, amount: -row.coins },
-      { accountId: wallet, amount: row.coins },
-    ],
-  });
   await tx
     .update(payments)
     .set({
@@ -165,5 +162,18 @@ async function credit(deps: PaymentDeps, tx: Tx, row: PaymentRow, now: Date, pro
       ...(providerRef && row.providerRef === null ? { providerRef } : {}),
     })
     .where(eq(payments.id, row.id));
-  return "credited";
+  const post = () =>
+    postTransaction(tx, {
+      id: txnId,
+      type: "funding",
+      at: now,
+      note: `${row.provider} payment ${row.id}`,
+      actorUserId: row.userId,
+      externalRef: `payment:${row.id}`,
+      postings: [
+        { accountId: MINT_ACCOUNT, amount: -row.coins },
+        { accountId: wallet, amount: row.coins },
+      ],
+    });
+  return { result: "credited", post };
 }
