@@ -151,8 +151,8 @@ export async function recheckCardB(deps: PaymentDeps, payment: PaymentRow): Prom
     );
     return answer?.status === "success" && answer.data ? judge(deps, payment, answer.data) : { kind: "pending" };
   } catch (err) {
-    // The provider answers 404 for a reference nobody paid.
-    if (err instanceof ProviderFailure && err.status === 404) return { kind: "pending" };
+    // The provider answers an error status for a reference nobody paid.
+    if (err instanceof ProviderFailure && (err.status === 404 || err.status === 400)) return { kind: "pending" };
     throw err;
   }
 }
