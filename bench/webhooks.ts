@@ -75,6 +75,21 @@ export async function benchWebhooks(options: { deliveries: number; duplicateShar
     latencies.sort((a, b) => a - b);
     const pct = (p: number) => (latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0).toFixed(1);
 
+    // The same number of deliveries refused at the hash check, in the same run: the HTTP stack's
+    // cost for a webhook, so the ratio says what verifying and crediting add on this machine now.
+    let sentRefused = 0;
+    const r0 = performance.now();
+    await Promise.all(
+      Array.from({ length: options.concurrency }, async () => {
+        while (sentRefused < deliveries.length) {
+          const hook = provider.webhook(deliveries[sentRefused++] as CardBTransaction);
+          const res = await fetch(`${api.url}${hook.path}`, { method: "POST", headers: { "content-type": "application/json", "verif-hash": "wrong" }, body: hook.body });
+          await res.text();
+        }
+      }),
+    );
+    const refusedPerSecond = deliveries.length / ((performance.now() - r0) / 1000);
+
     const check = await withPgClient(databaseUrl, async (c) => {
       const credits = await c.query<{ n: string }>(`select count(*)::text as n from ledger_transactions where type = 'funding'`);
       const completed = await c.query<{ n: string }>(`select count(*)::text as n from payments where provider = 'card-b' and status = 'completed'`);
@@ -87,6 +102,7 @@ export async function benchWebhooks(options: { deliveries: number; duplicateShar
 
     console.log(`deliveries: ${deliveries.length} in ${seconds.toFixed(2)} s at ${options.concurrency} in flight → ${Math.round(deliveries.length / seconds)} deliveries/s`);
     console.log(`latency ms: p50 ${pct(0.5)}, p95 ${pct(0.95)}, p99 ${pct(0.99)}`);
+    console.log(`baseline, refused at the hash check: ${Math.round(refusedPerSecond)} deliveries/s → verified deliveries run at ${(deliveries.length / seconds / refusedPerSecond).toFixed(2)}× of it`);
     console.log(`answers: ${[...outcomes].map(([k, v]) => `${k} ${v}`).join(", ")}`);
     console.log(`verify calls to the provider: ${provider.verifyCalls() - verifyBefore} (duplicates already recorded skip it)`);
     const ok = check.credits === paid.length && check.completed === paid.length && check.total === 0 && check.mismatched === 0;
