@@ -133,7 +133,12 @@ describe("card-b webhook", () => {
     const id = await cardBCheckout(t, me, 12);
     // The provider charged 1.20, the webhook body claims 12.
     const tx = providers.current.cardB.pay(id, { amount: 1.2 });
-    expect(await resultOf(await deliver(t, providers.current.cardB.webhook(tx, { amount: 12 })))).toBe("unchanged");
+    const claimed = providers.current.cardB.webhook(tx, { amount: 12 });
+    expect(await resultOf(await deliver(t, claimed))).toBe("unchanged");
+    // A disagreement does not use the event up: the retry is verified again, and again refused.
+    const verifies = providers.current.cardB.verifyCalls();
+    expect(await resultOf(await deliver(t, claimed))).toBe("unchanged");
+    expect(providers.current.cardB.verifyCalls()).toBe(verifies + 1);
     const other = providers.current.cardB.pay(id, { currency: "EUR" });
     expect(await resultOf(await deliver(t, providers.current.cardB.webhook(other, { currency: "USD" })))).toBe("unchanged");
     expect(await creditsOf(db(), id)).toBe(0);

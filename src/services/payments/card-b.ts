@@ -133,7 +133,9 @@ export async function handleCardBWebhook(deps: PaymentDeps, rawBody: string, has
   const result = await settlePayment(deps, {
     paymentId: payment.id,
     outcome,
-    event: { provider: "card-b", id: eventId, kind: event },
+    // Only a final answer uses the event up: while the provider still says pending, or disagrees
+    // with us, the provider's retry (or reconciliation) asks again.
+    event: outcome.kind === "pending" ? undefined : { provider: "card-b", id: eventId, kind: event },
     providerRef: outcome.kind === "paid" ? String(txId) : undefined,
   });
   return { received: true, result };

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { deliveryInit, hmacHex, startFakeServer, type Delivery, type FakeServer } from "./fake-server";
+import { hmacHex, startFakeServer, type Delivery, type FakeServer } from "./fake-server";
 
 export const CARD_A = { apiKey: "card-a-api-key", storeId: "4242", variantId: "777", webhookSecret: "card-a-signing-secret" };
 
@@ -76,5 +76,3 @@ export async function startCardAFake(): Promise<CardAFake> {
     },
   });
 }
-
-export { deliveryInit };
