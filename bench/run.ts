@@ -3,6 +3,7 @@ import { benchDiscover } from "./discover";
 import { benchHttp } from "./http";
 import { benchSse } from "./sse";
 import { benchWallet } from "./wallet";
+import { benchWebhooks } from "./webhooks";
 
 /** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N] [--streams N]` */
 const [name = "http", ...rest] = process.argv.slice(2);
@@ -19,6 +20,7 @@ const benches: Record<string, () => Promise<void>> = {
     benchDiscover({ seconds: flag("seconds", 10), connections: flag("connections", 16), users: flag("users", 200), profiles: flag("profiles", 100_000), pages: flag("pages", 5), limit: flag("limit", 20) }),
   sse: () => benchSse({ streams: flag("streams", 10_000), batch: flag("batch", 500), timeoutSeconds: flag("timeout", 30) }),
   wallet: () => benchWallet({ seconds: flag("seconds", 8), rounds: flag("rounds", 1), connections: flag("connections", 16), users: flag("users", 1000) }),
+  webhooks: () => benchWebhooks({ deliveries: flag("deliveries", 2000), duplicateShare: 0.2, concurrency: flag("concurrency", 64), users: flag("users", 40) }),
 };
 
 const bench = benches[name];

@@ -14,6 +14,8 @@ import { matchingRoutes } from "./routes/matching";
 import { discoveryRoutes } from "./routes/discovery";
 import { profileRoutes } from "./routes/profiles";
 import { safetyRoutes } from "./routes/safety";
+import { paymentRoutes } from "./routes/payments";
+import { paymentWebhookRoutes } from "./routes/payments/webhooks";
 import { HEARTBEAT_MS, POLL_MS } from "./routes/matching/events";
 import { createEventHub } from "./services/matching/event-hub";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
@@ -59,6 +61,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", discoveryRoutes);
   app.route("/", profileRoutes);
   app.route("/", safetyRoutes);
+  app.route("/", paymentRoutes);
+  app.route("/", paymentWebhookRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

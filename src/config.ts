@@ -80,6 +80,22 @@ export const configSchema = z
     MOBILE_MONEY_SHORTCODE: optional(z.string()),
     MOBILE_MONEY_PASSKEY: optional(z.string()),
     MOBILE_MONEY_CALLBACK_URL: optional(httpUrl),
+    /** How this API is reached from outside (card-b redirect, crypto IPN URL); defaults to the request's origin. */
+    PAYMENTS_PUBLIC_URL: optional(httpUrl),
+    /** US dollars per unit of each other currency, e.g. `KES=0.0077,EUR=1.08`; USD is always 1. */
+    PAYMENT_FX_RATES: withDefault(z.string(), ""),
+    /** The most coins one payment may credit. */
+    PAYMENT_MAX_COINS: withDefault(z.coerce.number().int().min(51).max(Number.MAX_SAFE_INTEGER), 1_000_000),
+    /** Each call to a payment provider gives up after this long (502 provider_error). */
+    PAYMENT_PROVIDER_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(120_000), 10_000),
+    /** How long a crypto payment intent waits for its coins; past it the intent expires. */
+    CRYPTO_INTENT_TTL_SECONDS: withDefault(z.coerce.number().int().min(60).max(7 * 86_400), 3_600),
+    /** Reconciliation re-checks with the provider payments pending at least this long. */
+    PAYMENT_RECONCILE_AFTER_SECONDS: withDefault(z.coerce.number().int().min(0).max(30 * 86_400), 900),
+    /** Reconciliation expires payments still pending (and not paid at the provider) after this long. */
+    PAYMENT_EXPIRE_AFTER_SECONDS: withDefault(z.coerce.number().int().min(60).max(90 * 86_400), 86_400),
+    /** Node only: how often the reconciliation runs in-process; 0 turns it off (Workers use the cron trigger). */
+    PAYMENT_RECONCILE_INTERVAL_SECONDS: withDefault(z.coerce.number().int().min(0).max(86_400), 300),
   })
   .superRefine((c, ctx) => {
     if (c.UPSTASH_REDIS_REST_URL && !c.UPSTASH_REDIS_REST_TOKEN) {

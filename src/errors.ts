@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   insufficient_data: 422,
   rate_limit_exceeded: 429,
   internal_error: 500,
+  /** A payment provider failed or timed out; our record of the payment stays consistent. */
+  provider_error: 502,
   service_unavailable: 503,
 } as const;
 
@@ -45,6 +47,7 @@ const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   insufficient_data: "not enough data",
   rate_limit_exceeded: "rate limit exceeded",
   internal_error: "internal error",
+  provider_error: "the payment provider failed",
   service_unavailable: "service unavailable",
 };
 

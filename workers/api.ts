@@ -11,6 +11,8 @@ import { createUpstashStore } from "../src/kv/upstash";
 import { systemClock } from "../src/platform/clock";
 import { createIdGenerator, webRandom } from "../src/platform/ids";
 import { createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
+import { paymentDepsOf } from "../src/services/payments/context";
+import { reconcilePayments } from "../src/services/payments/reconcile";
 
 /** Vars and secrets from wrangler.toml / `wrangler secret put`; all plain strings on Workers. */
 export interface WorkerEnv {
@@ -24,9 +26,11 @@ export interface WorkerEnv {
 
 export interface WorkerHandler {
   fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response>;
+  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation. */
+  scheduled(controller: unknown, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
 }
 
-type State = { ready: true; app: App } | { ready: false; variables: string[] };
+type State = { ready: true; app: App; deps: AppDeps } | { ready: false; variables: string[] };
 
 const ids = createIdGenerator(systemClock, webRandom);
 
@@ -42,7 +46,7 @@ export function createWorker(): WorkerHandler {
       if (state === undefined) {
         try {
           // Bindings do not change during an isolate's life, so neither does the outcome.
-          state = { ready: true, app: buildApp(env) };
+          state = buildState(env);
         } catch (err) {
           if (!(err instanceof ConfigError)) {
             // Not a configuration problem (nothing is cached): the next request tries again.
@@ -62,12 +66,35 @@ export function createWorker(): WorkerHandler {
         return errorResponse(new ApiError("internal_error"));
       }
     },
+    async scheduled(_controller, env, ctx) {
+      if (state === undefined) {
+        try {
+          state = buildState(env);
+        } catch (err) {
+          bootLogger(env).error("scheduled run could not start", { error: describeError(err) });
+          return;
+        }
+      }
+      if (!state.ready) return;
+      const { deps } = state;
+      const session = deps.database.session();
+      const run = reconcilePayments(paymentDepsOf(deps, session.db))
+        .catch((err: unknown) => deps.logger.error("payment reconciliation failed", { error: describeError(err) }))
+        .finally(() => session.release?.());
+      ctx.waitUntil(run);
+      await run;
+    },
   };
 }
 
 export default createWorker();
 
-function buildApp(env: WorkerEnv): App {
+function buildState(env: WorkerEnv): State {
+  const deps = buildDeps(env);
+  return { ready: true, app: createApp(deps), deps };
+}
+
+function buildDeps(env: WorkerEnv): AppDeps {
   const { config, databaseUrl, local } = loadConfig(env);
   const logger = createJsonLogger({ level: config.LOG_LEVEL });
   const fetch = globalThis.fetch.bind(globalThis);
@@ -83,7 +110,7 @@ function buildApp(env: WorkerEnv): App {
     fetch,
     tokenVerifier: createVerifier(config, kv, logger, fetch),
   };
-  return createApp(deps);
+  return deps;
 }
 
 /**

@@ -5,6 +5,8 @@ import { createJsonLogger } from "../platform/logger";
 import { createBufferedStdoutSink } from "./log-sink";
 import { buildNodeDeps } from "./deps";
 import { migrateDatabase } from "./migrate";
+import { paymentDepsOf } from "../services/payments/context";
+import { reconcilePayments } from "../services/payments/reconcile";
 
 /** The Node entry: validated config → deps → migrations → createApp → listen. Nothing else. */
 async function main(): Promise<void> {
@@ -28,10 +30,28 @@ async function main(): Promise<void> {
     logger.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, database: deps.database.driver, store: deps.kv.kind });
   });
 
+  // The Node twin of the Workers cron trigger; a run still going when the next is due is not doubled.
+  let reconciling = false;
+  const intervalSeconds = config.PAYMENT_RECONCILE_INTERVAL_SECONDS;
+  const reconcile =
+    intervalSeconds > 0
+      ? setInterval(() => {
+          if (reconciling) return;
+          reconciling = true;
+          void reconcilePayments(paymentDepsOf(deps, deps.database.session().db))
+            .catch((err: unknown) => logger.error("payment reconciliation failed", { error: err instanceof Error ? err.message : String(err) }))
+            .finally(() => {
+              reconciling = false;
+            });
+        }, intervalSeconds * 1000)
+      : undefined;
+  reconcile?.unref();
+
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    clearInterval(reconcile);
     logger.info("shutting down", { signal });
     server.close(() => {
       void deps.close().then(() => {

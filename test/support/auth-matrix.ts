@@ -38,6 +38,17 @@ export function authMatrix(ctx: MatrixContext, route: RouteCase): void {
     return;
   }
 
+  if (route.access === "webhook") {
+    it("needs the provider's own signature, not a bearer token", async () => {
+      expect((await call(ctx, route, {})).status).toBe(401);
+      const user = await newUser(ctx.issuer(), { admin: true });
+      expect((await call(ctx, route, user.headers)).status).toBe(401);
+      const forged = { "x-signature": "0".repeat(64), "verification-hash": "forged", "verif-hash": "forged", "x-nowpayments-sig": "0".repeat(128) };
+      expect((await call(ctx, route, forged)).status).toBe(401);
+    });
+    return;
+  }
+
   if (route.access === "observability") {
     it("needs the observability token", async () => {
       expect((await call(ctx, route, {})).status).toBe(401);

@@ -2,7 +2,7 @@
  * Every route of the API, in one list. The auth-matrix test walks it, and fails when the app
  * registers a route this list does not name, so no route can ship without its security checks.
  */
-export type Access = "public" | "user" | "admin" | "ai" | "observability";
+export type Access = "public" | "user" | "admin" | "ai" | "observability" | "webhook";
 
 export interface RouteCase {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -49,6 +49,18 @@ export const ROUTES: RouteCase[] = [
   // A malformed Last-Event-ID answers 400 at once; a valid call would hold the stream open.
   { method: "GET", template: "/api/v1/matches/events", access: "user", path: "/api/v1/matches/events?lastEventId=not-an-id" },
   { method: "DELETE", template: "/api/v1/matches/{matchId}", access: "user" },
+  { method: "POST", template: "/api/payments/card-a/checkout", access: "user", body: { amount: 500, currency: "USD" } },
+  { method: "POST", template: "/api/v1/payments/card-b/card-collection", access: "user", body: { amount: 10, phoneNumber: "+15550100", email: "matrix@example.test" } },
+  { method: "POST", template: "/api/payments/crypto/create", access: "user", body: { amount: 10, currency: "BTC" } },
+  { method: "POST", template: "/api/v1/mobile-money/stk-push", access: "user", body: { phoneNumber: "0712345678", amount: 100 } },
+  { method: "GET", template: "/api/payments/{paymentId}/status", access: "user" },
+  // Provider callbacks: no bearer token; each is verified by its own signature, hash or URL token.
+  { method: "POST", template: "/api/payments/card-a/webhook", access: "webhook", body: {} },
+  { method: "POST", template: "/api/v1/payments/card-b/webhook", access: "webhook", body: {} },
+  { method: "POST", template: "/api/payments/crypto/ipn", access: "webhook", body: {} },
+  { method: "POST", template: "/api/v1/mobile-money/callback/{token}", access: "webhook", body: {} },
+  // The browser's return from card-b shows a state and changes nothing.
+  { method: "GET", template: "/api/v1/payments/card-b/redirect", access: "public", path: "/api/v1/payments/card-b/redirect?tx_ref=cbtx_matrix" },
 ];
 
 export function concretePath(route: RouteCase): string {

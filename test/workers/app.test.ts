@@ -169,3 +169,26 @@ describe("a Worker with invalid configuration", () => {
     expect(body.message).toBe("invalid configuration: NEON_INSECURE_WS");
   });
 });
+
+describe("the cron trigger in workerd", () => {
+  it("runs the payment reconciliation through Neon without an error", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const handler = createWorker();
+    const ctx = createExecutionContext();
+    await handler.scheduled({ cron: "*/5 * * * *", scheduledTime: Date.now() }, { ...env, LOG_LEVEL: "info" } as WorkerEnv, ctx);
+    await waitOnExecutionContext(ctx);
+    const lines = log.mock.calls.map((c) => String(c[0]));
+    expect(lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
+    // The app is built once per isolate; the same handler still serves requests.
+    const res = await handler.fetch(new Request("http://api.test/health"), env as WorkerEnv, createExecutionContext());
+    expect(res.status).toBe(200);
+  });
+
+  it("does nothing on a Worker with invalid configuration", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const ctx = createExecutionContext();
+    await createWorker().scheduled({}, { ...env, DATABASE_URL: undefined } as WorkerEnv, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(log.mock.calls.some((c) => String(c[0]).includes("reconciliation failed"))).toBe(false);
+  });
+});

@@ -1,0 +1,29 @@
+import type { Context } from "hono";
+import type { Config } from "../../config";
+import type { Db } from "../../db/port";
+import type { AppDeps } from "../../deps";
+import type { AppEnv } from "../../http/env";
+
+export type Provider = "card-a" | "card-b" | "crypto" | "mobile-money";
+
+/** What the payment services need: the request's database session plus the outside world. */
+export interface PaymentDeps {
+  db: Db;
+  config: Config;
+  fetch: typeof fetch;
+  clock: AppDeps["clock"];
+  ids: AppDeps["ids"];
+  random: AppDeps["random"];
+  kv: AppDeps["kv"];
+  logger: AppDeps["logger"];
+}
+
+export function paymentDeps(c: Context<AppEnv>): PaymentDeps {
+  const { deps, db } = c.var;
+  return { db, config: deps.config, fetch: deps.fetch, clock: deps.clock, ids: deps.ids, random: deps.random, kv: deps.kv, logger: deps.logger };
+}
+
+/** The same from the app's deps and a session of its own (the scheduled reconciliation). */
+export function paymentDepsOf(deps: AppDeps, db: Db): PaymentDeps {
+  return { db, config: deps.config, fetch: deps.fetch, clock: deps.clock, ids: deps.ids, random: deps.random, kv: deps.kv, logger: deps.logger };
+}

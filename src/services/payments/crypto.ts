@@ -1,0 +1,139 @@
+import type { Principal } from "../../auth/principal";
+import { ApiError } from "../../errors";
+import type { PaymentDeps } from "./context";
+import { coinsFor } from "./money";
+import { ProviderFailure, callProvider, expectString } from "./provider-http";
+import { cryptoConfig } from "./providers";
+import { hmacSha512Hex, signatureMatches, sortKeysDeep } from "./signatures";
+import { attachProvider, createPending, findPayment, markFailed, settlePayment, type PaymentRow, type ProviderOutcome, type SettleResult } from "./store";
+
+export const CRYPTO_CURRENCIES = ["BTC", "ETH", "LTC", "BCH", "USDC", "USDT"] as const;
+export type CryptoCurrency = (typeof CRYPTO_CURRENCIES)[number];
+
+export interface CryptoIntent {
+  status: "pending";
+  paymentAddress: string;
+  amount: number;
+  currency: CryptoCurrency;
+  reference: string;
+  paymentId: string;
+  expiresAt: number;
+  instructions: string;
+}
+
+interface ProviderPayment {
+  payment_id?: unknown;
+  payment_status?: unknown;
+  pay_address?: unknown;
+  pay_amount?: unknown;
+  pay_currency?: unknown;
+  price_amount?: unknown;
+  price_currency?: unknown;
+  order_id?: unknown;
+}
+
+/**
+ * A payment intent at the provider (`POST /v1/payment`): the request's `amount` is the value in US
+ * dollars, priced in USD and paid in the chosen coin. The answer's `amount` is what to send, in
+ * that coin. The intent lives CRYPTO_INTENT_TTL_SECONDS on our clock.
+ */
+export async function createCryptoIntent(deps: PaymentDeps, actor: Principal, input: { amount: number; currency: CryptoCurrency }, publicBaseUrl: string): Promise<CryptoIntent> {
+  const provider = cryptoConfig(deps.config);
+  const coins = coinsFor(deps.config, input.amount, "USD");
+  const now = deps.clock.now();
+  const expiresAt = new Date(now + deps.config.CRYPTO_INTENT_TTL_SECONDS * 1000);
+  const row = await createPending(deps, {
+    provider: "crypto",
+    userId: actor.userId,
+    amount: input.amount,
+    currency: input.currency,
+    coins,
+    expiresAt,
+    details: { priceAmount: input.amount, priceCurrency: "USD" },
+  });
+  try {
+    const answer = await callProvider<ProviderPayment>(deps, "crypto", `${provider.url}/v1/payment`, {
+      method: "POST",
+      headers: { "x-api-key": provider.apiKey },
+      json: {
+        price_amount: input.amount,
+        price_currency: "usd",
+        pay_currency: input.currency.toLowerCase(),
+        ipn_callback_url: `${publicBaseUrl}/api/payments/crypto/ipn`,
+        order_id: row.id,
+        order_description: "Wallet top-up",
+      },
+    });
+    const reference = expectString("crypto", answer?.payment_id, "payment id");
+    const paymentAddress = expectString("crypto", answer?.pay_address, "pay address");
+    const payAmount = Number(answer?.pay_amount);
+    if (!Number.isFinite(payAmount) || payAmount <= 0) throw new ProviderFailure("crypto", "body", "no pay amount in the answer");
+    const expiresAtSeconds = Math.floor(expiresAt.getTime() / 1000);
+    const instructions =
+      `Send exactly ${payAmount} ${input.currency} to ${paymentAddress} before ${expiresAt.toISOString()}. ` +
+      `Your wallet is credited with ${coins} coins once the network confirms the payment; a payment after that time is not credited.`;
+    await attachProvider(deps, row.id, reference, { paymentAddress, instructions }, { amount: payAmount });
+    return { status: "pending", paymentAddress, amount: payAmount, currency: input.currency, reference, paymentId: row.id, expiresAt: expiresAtSeconds, instructions };
+  } catch (err) {
+    if (!(err instanceof ProviderFailure)) throw err;
+    await markFailed(deps, row.id, `provider_error: ${err.reason}`);
+    throw err.toApiError();
+  }
+}
+
+function outcomeOf(payment: PaymentRow, p: ProviderPayment): ProviderOutcome {
+  if (String(p.payment_id) !== payment.providerRef) return { kind: "pending" };
+  switch (p.payment_status) {
+    case "finished": {
+      const price = (payment.details as { priceAmount?: number }).priceAmount;
+      const samePrice = p.price_amount === undefined || (Number(p.price_amount) === price && String(p.price_currency ?? "usd").toLowerCase() === "usd");
+      return samePrice ? { kind: "paid" } : { kind: "pending" };
+    }
+    case "failed":
+    case "refunded":
+      return { kind: "failed", reason: `provider status ${String(p.payment_status)}` };
+    case "expired":
+      return { kind: "expired", reason: "provider expired the payment" };
+    default:
+      // waiting, confirming, confirmed, sending, partially_paid: not yet money we can credit.
+      return { kind: "pending" };
+  }
+}
+
+/**
+ * The provider's payment notification: `x-nowpayments-sig` is HMAC-SHA512 (hex) of the body's JSON
+ * with its keys sorted, under CRYPTO_IPN_SECRET. One notification per payment status, so the
+ * status is part of the event's id.
+ */
+export async function handleCryptoIpn(deps: PaymentDeps, rawBody: string, signature: string | undefined): Promise<{ received: true; result: SettleResult | "ignored" }> {
+  const provider = cryptoConfig(deps.config);
+  let body: ProviderPayment;
+  try {
+    body = JSON.parse(rawBody) as ProviderPayment;
+  } catch {
+    throw new ApiError("unauthorized", "invalid notification signature");
+  }
+  const expected = await hmacSha512Hex(provider.ipnSecret, JSON.stringify(sortKeysDeep(body)));
+  if (!body || typeof body !== "object" || !(await signatureMatches(expected, signature))) throw new ApiError("unauthorized", "invalid notification signature");
+  if (typeof body.order_id !== "string" || body.payment_id === undefined || typeof body.payment_status !== "string") {
+    return { received: true, result: "ignored" };
+  }
+  const payment = await findPayment(deps.db, body.order_id);
+  const outcome = payment && payment.provider === "crypto" ? outcomeOf(payment, body) : { kind: "pending" as const };
+  const result = await settlePayment(deps, {
+    paymentId: body.order_id,
+    outcome,
+    event: { provider: "crypto", id: `${String(body.payment_id)}:${body.payment_status}`, kind: body.payment_status },
+  });
+  return { received: true, result };
+}
+
+/** Reconciliation: the provider's current status of the payment (`GET /v1/payment/{id}`). */
+export async function recheckCrypto(deps: PaymentDeps, payment: PaymentRow): Promise<ProviderOutcome> {
+  const provider = cryptoConfig(deps.config);
+  if (!payment.providerRef) return { kind: "pending" };
+  const answer = await callProvider<ProviderPayment>(deps, "crypto", `${provider.url}/v1/payment/${encodeURIComponent(payment.providerRef)}`, {
+    headers: { "x-api-key": provider.apiKey },
+  });
+  return outcomeOf(payment, answer ?? {});
+}

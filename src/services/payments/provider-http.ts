@@ -1,0 +1,65 @@
+import { ApiError } from "../../errors";
+import type { PaymentDeps, Provider } from "./context";
+
+/** A provider call that failed: it timed out, could not connect, or answered an error. */
+export class ProviderFailure extends Error {
+  constructor(
+    readonly provider: Provider,
+    readonly reason: "timeout" | "network" | "status" | "body",
+    message: string,
+    readonly status?: number,
+    readonly body?: unknown,
+  ) {
+    super(`${provider}: ${message}`);
+    this.name = "ProviderFailure";
+  }
+
+  toApiError(): ApiError {
+    const what = this.reason === "timeout" ? "did not answer in time" : this.reason === "status" ? `answered ${this.status}` : "could not be reached";
+    return new ApiError("provider_error", `the ${this.provider} payment provider ${this.reason === "body" ? "answered something unexpected" : what}`, { cause: this });
+  }
+}
+
+/**
+ * One JSON call to a provider through deps.fetch, bounded by PAYMENT_PROVIDER_TIMEOUT_MS. Errors
+ * answers keep their parsed body, since some providers (mobile money's status query) answer a
+ * still-running transaction with an error status.
+ */
+export async function callProvider<T>(deps: PaymentDeps, provider: Provider, url: string, init: RequestInit & { json?: unknown }): Promise<T> {
+  const { json, ...rest } = init;
+  const headers = new Headers(rest.headers);
+  if (json !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
+  if (!headers.has("accept")) headers.set("accept", "application/json");
+  let res: Response;
+  try {
+    res = await deps.fetch(url, {
+      ...rest,
+      headers,
+      body: json === undefined ? rest.body : JSON.stringify(json),
+      signal: AbortSignal.timeout(deps.config.PAYMENT_PROVIDER_TIMEOUT_MS),
+    });
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+    throw new ProviderFailure(provider, timedOut ? "timeout" : "network", timedOut ? "timed out" : String(err));
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (err) {
+    throw new ProviderFailure(provider, "timeout", `body not read: ${String(err)}`);
+  }
+  let body: unknown;
+  try {
+    body = text === "" ? null : JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  if (!res.ok) throw new ProviderFailure(provider, "status", `HTTP ${res.status}`, res.status, body);
+  return body as T;
+}
+
+export function expectString(provider: Provider, value: unknown, what: string): string {
+  if (typeof value === "string" && value !== "") return value;
+  if (typeof value === "number") return String(value);
+  throw new ProviderFailure(provider, "body", `no ${what} in the answer`);
+}

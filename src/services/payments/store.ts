@@ -1,0 +1,179 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/port";
+import { paymentEvents, payments } from "../../db/tables/payments";
+import { MINT_ACCOUNT, ensureWallet, postTransaction, type Tx } from "../wallet/ledger";
+import type { PaymentDeps, Provider } from "./context";
+
+export type PaymentRow = typeof payments.$inferSelect;
+export type PaymentStatus = "pending" | "completed" | "failed" | "expired";
+
+/** Our id prefix per store; a status lookup by id reads the prefix to know where to look. */
+export const ID_PREFIX: Record<Provider, string> = { "card-a": "fund", "card-b": "cbtx", crypto: "cpay", "mobile-money": "mmreq" };
+
+export async function createPending(
+  deps: PaymentDeps,
+  input: { provider: Provider; userId: string; amount: number; currency: string; coins: number; callbackToken?: string; expiresAt?: Date; details?: Record<string, unknown> },
+): Promise<PaymentRow> {
+  const now = new Date(deps.clock.now());
+  const [row] = await deps.db
+    .insert(payments)
+    .values({
+      id: deps.ids.next(ID_PREFIX[input.provider]),
+      provider: input.provider,
+      userId: input.userId,
+      status: "pending",
+      amount: input.amount,
+      currency: input.currency,
+      coins: input.coins,
+      callbackToken: input.callbackToken ?? null,
+      expiresAt: input.expiresAt ?? null,
+      details: input.details ?? {},
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  return row as PaymentRow;
+}
+
+/** The provider accepted the request: remember its reference and what the payer was shown. */
+export async function attachProvider(deps: PaymentDeps, id: string, providerRef: string, details: Record<string, unknown>, extra: { amount?: number } = {}): Promise<void> {
+  await deps.db
+    .update(payments)
+    .set({
+      providerRef,
+      details: sql`${payments.details} || ${JSON.stringify(details)}::jsonb`,
+      ...(extra.amount !== undefined ? { amount: extra.amount } : {}),
+      updatedAt: new Date(deps.clock.now()),
+    })
+    .where(eq(payments.id, id));
+}
+
+/** The provider refused or failed while creating it: the payer never saw a checkout, so it ends here. */
+export async function markFailed(deps: PaymentDeps, id: string, reason: string): Promise<void> {
+  await deps.db
+    .update(payments)
+    .set({ status: "failed", failureReason: reason, updatedAt: new Date(deps.clock.now()) })
+    .where(and(eq(payments.id, id), eq(payments.status, "pending")));
+}
+
+export async function findPayment(db: Db, id: string): Promise<PaymentRow | undefined> {
+  const [row] = await db.select().from(payments).where(eq(payments.id, id));
+  return row;
+}
+
+export async function findByCallbackToken(db: Db, token: string): Promise<PaymentRow | undefined> {
+  const [row] = await db.select().from(payments).where(and(eq(payments.callbackToken, token), eq(payments.provider, "mobile-money")));
+  return row;
+}
+
+export async function eventSeen(db: Db, provider: Provider, eventId: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: paymentEvents.eventId })
+    .from(paymentEvents)
+    .where(and(eq(paymentEvents.provider, provider), eq(paymentEvents.eventId, eventId)));
+  return rows.length > 0;
+}
+
+/** What the provider says happened. `pending` changes nothing (but an expired crypto intent still expires). */
+export type ProviderOutcome = { kind: "paid" } | { kind: "failed"; reason: string } | { kind: "expired"; reason: string } | { kind: "pending" };
+
+export type SettleResult = "duplicate" | "unknown_payment" | "credited" | "failed" | "expired" | "unchanged";
+
+/**
+ * Moves a payment on from one provider event, in one transaction: the event is recorded first
+ * (a replay or a concurrent duplicate meets the primary key and stops there), then the payment
+ * row is locked and changed only along allowed transitions. Completed is final; the credit and
+ * the move to completed commit together, and the ledger's unique external_ref (the payment id)
+ * refuses a second credit even if this code were wrong.
+ */
+export async function settlePayment(
+  deps: PaymentDeps,
+  input: { paymentId: string; outcome: ProviderOutcome; event?: { provider: Provider; id: string; kind: string }; providerRef?: string },
+): Promise<SettleResult> {
+  const now = new Date(deps.clock.now());
+  return deps.db.transaction(async (tx) => {
+    if (input.event) {
+      const claimed = await tx
+        .insert(paymentEvents)
+        .values({ provider: input.event.provider, eventId: input.event.id, paymentId: null, kind: input.event.kind, outcome: "received", receivedAt: now })
+        .onConflictDoNothing()
+        .returning({ id: paymentEvents.eventId });
+      if (claimed.length === 0) return "duplicate";
+    }
+    const [row] = await tx.select().from(payments).where(eq(payments.id, input.paymentId)).for("update");
+    const change = row ? await transition(deps, tx, row, input.outcome, now, input.providerRef) : { result: "unknown_payment" as const };
+    if (input.event) {
+      await tx
+        .update(paymentEvents)
+        .set({ paymentId: row ? row.id : null, outcome: change.result })
+        .where(and(eq(paymentEvents.provider, input.event.provider), eq(paymentEvents.eventId, input.event.id)));
+    }
+    // Every funding credit locks the mint's row, so the posting comes last: the lock is then held
+    // for one statement and the commit, not for the writes around it.
+    if (change.post) await change.post();
+    return change.result;
+  });
+}
+
+interface Change {
+  result: SettleResult;
+  post?: () => Promise<unknown>;
+}
+
+async function transition(deps: PaymentDeps, tx: Tx, row: PaymentRow, outcome: ProviderOutcome, now: Date, providerRef?: string): Promise<Change> {
+  if (row.status === "completed") return { result: "unchanged" };
+  // A crypto intent past its expiry can no longer credit, whatever arrives afterwards.
+  const pastExpiry = row.provider === "crypto" && row.expiresAt !== null && now.getTime() > row.expiresAt.getTime();
+  if (row.provider === "crypto" && (row.status === "expired" || pastExpiry)) {
+    if (row.status === "pending") await setStatus(tx, row.id, "expired", now, "intent expired");
+    return { result: row.status === "expired" ? "unchanged" : "expired" };
+  }
+  switch (outcome.kind) {
+    case "paid":
+      // Money the provider confirms was taken is credited even after a failed attempt or our own
+      // expiry of a card or mobile-money payment: the payer was charged.
+      return credit(deps, tx, row, now, providerRef);
+    case "failed":
+    case "expired":
+      if (row.status !== "pending") return { result: "unchanged" };
+      await setStatus(tx, row.id, outcome.kind, now, outcome.reason);
+      return { result: outcome.kind };
+    case "pending":
+      return { result: "unchanged" };
+  }
+}
+
+async function setStatus(tx: Tx, id: string, status: PaymentStatus, now: Date, reason: string): Promise<void> {
+  await tx.update(payments).set({ status, failureReason: reason, updatedAt: now }).where(eq(payments.id, id));
+}
+
+/** Marks the payment completed and prepares its credit; settlePayment posts it last, in the same transaction. */
+async function credit(deps: PaymentDeps, tx: Tx, row: PaymentRow, now: Date, providerRef?: string): Promise<Change> {
+  const wallet = await ensureWallet(tx, row.userId, deps.ids);
+  const txnId = deps.ids.next("txn");
+  await tx
+    .update(payments)
+    .set({
+      status: "completed",
+      ledgerTransactionId: txnId,
+      completedAt: now,
+      updatedAt: now,
+      failureReason: null,
+      ...(providerRef && row.providerRef === null ? { providerRef } : {}),
+    })
+    .where(eq(payments.id, row.id));
+  const post = () =>
+    postTransaction(tx, {
+      id: txnId,
+      type: "funding",
+      at: now,
+      note: `${row.provider} payment ${row.id}`,
+      actorUserId: row.userId,
+      externalRef: `payment:${row.id}`,
+      postings: [
+        { accountId: MINT_ACCOUNT, amount: -row.coins },
+        { accountId: wallet, amount: row.coins },
+      ],
+    });
+  return { result: "credited", post };
+}

@@ -1,0 +1,286 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { fixedClock, type Clock } from "../../src/platform/clock";
+import { buildTestApp, type TestApp } from "../support/app";
+import { useTestEnvironment } from "../support/environment";
+import { expectError } from "../support/errors";
+import { ENTERPRISE, signIn, type Person } from "../support/people";
+import { balanceOf, creditsOf, deliver, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
+import { CARD_B } from "../support/providers/card-b";
+import { hmacHex } from "../support/providers/fake-server";
+import { json } from "../support/users";
+
+// Provider events in every order and number: replays, duplicates at once, failures after success.
+
+const env = useTestEnvironment();
+const providers = useProviders();
+const db = () => env.db.database.db;
+afterEach(async () => {
+  for (const fake of [providers.current.cardA, providers.current.cardB, providers.current.crypto, providers.current.mobile]) fake.mode = "ok";
+  await expectLedgerBalanced(db());
+});
+
+function app(clock?: Clock): TestApp {
+  return buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, env: providers.current.env, ...(clock ? { clock } : {}) });
+}
+const person = (t: TestApp): Promise<Person> => signIn(t, env.issuer);
+const post = (t: TestApp, who: Person, path: string, body: unknown) => t.request(path, json(body, who.headers));
+const resultOf = async (res: Response) => {
+  expect(res.status, await res.clone().text()).toBe(200);
+  return ((await res.json()) as { result: string }).result;
+};
+const paymentStatusOf = async (t: TestApp, who: Person, id: string) => ((await (await t.request(`/api/payments/${id}/status`, { headers: who.headers })).json()) as { paymentStatus: string }).paymentStatus;
+
+async function cardACheckout(t: TestApp, who: Person, amount = 900): Promise<string> {
+  return ((await (await post(t, who, "/api/payments/card-a/checkout", { amount })).json()) as { fundingRequestId: string }).fundingRequestId;
+}
+async function cardBCheckout(t: TestApp, who: Person, amount = 12): Promise<string> {
+  return ((await (await post(t, who, "/api/v1/payments/card-b/card-collection", { amount, phoneNumber: "+15550100", email: "p@example.test" })).json()) as { transactionId: string }).transactionId;
+}
+async function cryptoIntent(t: TestApp, who: Person, amount = 20): Promise<{ paymentId: string; expiresAt: number }> {
+  return (await (await post(t, who, "/api/payments/crypto/create", { amount, currency: "USDT" })).json()) as { paymentId: string; expiresAt: number };
+}
+async function stkPush(t: TestApp, who: Person, amount = 300): Promise<{ requestId: string; checkoutRequestId: string }> {
+  return (await (await post(t, who, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount })).json()) as { requestId: string; checkoutRequestId: string };
+}
+
+describe("card-a order webhook", () => {
+  it("refuses a wrong, missing or other-body signature with 401 and changes nothing", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me);
+    const hook = providers.current.cardA.orderWebhook(id);
+    const wrong: Record<string, string>[] = [{}, { "x-signature": "0".repeat(64) }, { "x-signature": hmacHex("sha256", "another-secret", hook.body) }, { "x-signature": hmacHex("sha256", "card-a-signing-secret", `${hook.body} `) }];
+    for (const headers of wrong) {
+      await expectError(await deliver(t, hook, headers), 401, "unauthorized");
+    }
+    expect(await creditsOf(db(), id)).toBe(0);
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "pending" });
+  });
+
+  it("credits once when the same signed webhook is replayed", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 900);
+    const hook = providers.current.cardA.orderWebhook(id);
+    expect(await resultOf(await deliver(t, hook))).toBe("credited");
+    expect(await resultOf(await deliver(t, hook))).toBe("duplicate");
+    expect(await resultOf(await deliver(t, hook))).toBe("duplicate");
+    expect(await creditsOf(db(), id)).toBe(1);
+    expect(await balanceOf(db(), me.id)).toBe(900);
+  });
+
+  it("credits once when five copies arrive at the same moment", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 777);
+    const hook = providers.current.cardA.orderWebhook(id);
+    const results = await Promise.all(Array.from({ length: 5 }, () => deliver(t, hook).then(resultOf)));
+    expect(results.sort()).toEqual(["credited", "duplicate", "duplicate", "duplicate", "duplicate"]);
+    expect(await creditsOf(db(), id)).toBe(1);
+    expect(await balanceOf(db(), me.id)).toBe(777);
+  });
+
+  it("keeps a completed request completed when a failed order arrives after it", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 800);
+    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id)))).toBe("credited");
+    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { status: "failed" })))).toBe("unchanged");
+    expect(await paymentStatusOf(t, me, id)).toBe("completed");
+    expect(await balanceOf(db(), me.id)).toBe(800);
+  });
+
+  it("does not credit an order whose amount differs from the funding request", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 800);
+    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { subtotal: 80_000 })))).toBe("unchanged");
+    expect(await creditsOf(db(), id)).toBe(0);
+  });
+});
+
+describe("card-b webhook", () => {
+  it("accepts the Verification-Hash (or the provider's verif-hash) only when it equals the secret", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me);
+    const hook = providers.current.cardB.webhook(providers.current.cardB.pay(id));
+    const wrong: Record<string, string>[] = [{}, { "verification-hash": "wrong" }, { "verif-hash": `${CARD_B.webhookSecret}x` }, { "verification-hash": "" }];
+    for (const headers of wrong) {
+      await expectError(await deliver(t, hook, headers), 401, "unauthorized");
+    }
+    expect(await creditsOf(db(), id)).toBe(0);
+    expect(await resultOf(await deliver(t, hook, { "Verification-Hash": CARD_B.webhookSecret }))).toBe("credited");
+    expect(await resultOf(await deliver(t, hook))).toBe("duplicate");
+    expect(await balanceOf(db(), me.id)).toBe(1200);
+  });
+
+  it("credits once for five concurrent copies of the webhook", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 15);
+    const hook = providers.current.cardB.webhook(providers.current.cardB.pay(id));
+    const results = await Promise.all(Array.from({ length: 5 }, () => deliver(t, hook).then(resultOf)));
+    expect(results.filter((r) => r === "credited")).toHaveLength(1);
+    expect(results.filter((r) => r === "duplicate")).toHaveLength(4);
+    expect(await creditsOf(db(), id)).toBe(1);
+    expect(await balanceOf(db(), me.id)).toBe(1500);
+  });
+
+  it("does not credit when the verify API disagrees with what we stored, whatever the webhook claims", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 12);
+    // The provider charged 1.20, the webhook body claims 12.
+    const tx = providers.current.cardB.pay(id, { amount: 1.2 });
+    const claimed = providers.current.cardB.webhook(tx, { amount: 12 });
+    expect(await resultOf(await deliver(t, claimed))).toBe("unchanged");
+    // A disagreement does not use the event up: the retry is verified again, and again refused.
+    const verifies = providers.current.cardB.verifyCalls();
+    expect(await resultOf(await deliver(t, claimed))).toBe("unchanged");
+    expect(providers.current.cardB.verifyCalls()).toBe(verifies + 1);
+    const other = providers.current.cardB.pay(id, { currency: "EUR" });
+    expect(await resultOf(await deliver(t, providers.current.cardB.webhook(other, { currency: "USD" })))).toBe("unchanged");
+    expect(await creditsOf(db(), id)).toBe(0);
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "pending" });
+  });
+
+  it("ignores a failure that arrives after the success", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 10);
+    const paid = providers.current.cardB.pay(id);
+    const failed = providers.current.cardB.pay(id, { status: "failed" });
+    expect(await resultOf(await deliver(t, providers.current.cardB.webhook(paid)))).toBe("credited");
+    expect(await resultOf(await deliver(t, providers.current.cardB.webhook(failed)))).toBe("unchanged");
+    expect(await paymentStatusOf(t, me, id)).toBe("completed");
+    expect(await balanceOf(db(), me.id)).toBe(1000);
+  });
+
+  it("credits a retry that succeeds after a failed attempt", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 10);
+    expect(await resultOf(await deliver(t, providers.current.cardB.webhook(providers.current.cardB.pay(id, { status: "failed" }))))).toBe("failed");
+    expect(await resultOf(await deliver(t, providers.current.cardB.webhook(providers.current.cardB.pay(id))))).toBe("credited");
+    expect(await creditsOf(db(), id)).toBe(1);
+  });
+
+  it("answers 502 when the verify API times out, records nothing, and credits on the provider's retry", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 11);
+    const hook = providers.current.cardB.webhook(providers.current.cardB.pay(id));
+    providers.current.cardB.mode = "timeout";
+    await expectError(await deliver(t, hook), 502, "provider_error");
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "pending" });
+    providers.current.cardB.mode = "ok";
+    expect(await resultOf(await deliver(t, hook))).toBe("credited");
+    expect(await balanceOf(db(), me.id)).toBe(1100);
+  });
+
+  it("shows the state on the browser redirect and never marks the payment successful", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 10);
+    const tx = providers.current.cardB.pay(id);
+    const res = await t.request(`/api/v1/payments/card-b/redirect?status=successful&tx_ref=${id}&transaction_id=${tx.id}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ transactionId: id, paymentStatus: "pending" });
+    expect(await creditsOf(db(), id)).toBe(0);
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "pending" });
+    await expectError(await t.request("/api/v1/payments/card-b/redirect?status=successful&tx_ref=cbtx_nothing"), 404, "not_found");
+  });
+});
+
+describe("crypto payment notifications", () => {
+  it("checks the HMAC-SHA512 over the key-sorted body: right, wrong, missing and replayed", async () => {
+    const t = app();
+    const me = await person(t);
+    const { paymentId } = await cryptoIntent(t, me, 20);
+    providers.current.crypto.setStatus(paymentId, "finished");
+    const ipn = providers.current.crypto.ipn(paymentId);
+    await expectError(await deliver(t, ipn, {}), 401, "unauthorized");
+    await expectError(await deliver(t, ipn, { "x-nowpayments-sig": hmacHex("sha512", "crypto-ipn-secret", ipn.body) }), 401, "unauthorized");
+    await expectError(await deliver(t, ipn, { "x-nowpayments-sig": "f".repeat(128) }), 401, "unauthorized");
+    expect(await resultOf(await deliver(t, ipn))).toBe("credited");
+    expect(await resultOf(await deliver(t, ipn))).toBe("duplicate");
+    expect(await balanceOf(db(), me.id)).toBe(2000);
+  });
+
+  it("moves through waiting and confirming without credit, credits on finished, ignores a later failure", async () => {
+    const t = app();
+    const me = await person(t);
+    const { paymentId } = await cryptoIntent(t, me, 30);
+    const crypto = providers.current.crypto;
+    for (const s of ["waiting", "confirming", "partially_paid"]) {
+      crypto.setStatus(paymentId, s);
+      expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("unchanged");
+    }
+    expect(await creditsOf(db(), paymentId)).toBe(0);
+    crypto.setStatus(paymentId, "finished");
+    const finished = crypto.ipn(paymentId);
+    const results = await Promise.all(Array.from({ length: 5 }, () => deliver(t, finished).then(resultOf)));
+    expect(results.filter((r) => r === "credited")).toHaveLength(1);
+    crypto.setStatus(paymentId, "failed");
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("unchanged");
+    expect(await paymentStatusOf(t, me, paymentId)).toBe("completed");
+    expect(await balanceOf(db(), me.id)).toBe(3000);
+  });
+
+  it("expires an intent past expiresAt (frozen clock): a later finished notification credits nothing", async () => {
+    // Frozen at a whole second near now, so the test's access tokens stay valid on this clock.
+    const start = Math.floor(Date.now() / 1000) * 1000;
+    const clock = fixedClock(start);
+    const t = app(clock);
+    const me = await person(t);
+    const { paymentId, expiresAt } = await cryptoIntent(t, me, 20);
+    expect(expiresAt).toBe(start / 1000 + 3_600);
+    // One second before expiry nothing happens yet; just after it, the intent is over.
+    clock.set(expiresAt * 1000 - 1_000);
+    expect(await resultOf(await deliver(t, providers.current.crypto.ipn(paymentId)))).toBe("unchanged");
+    clock.set(expiresAt * 1000 + 1_000);
+    providers.current.crypto.setStatus(paymentId, "finished");
+    expect(await resultOf(await deliver(t, providers.current.crypto.ipn(paymentId)))).toBe("expired");
+    expect(await paymentStatusOf(t, me, paymentId)).toBe("expired");
+    expect(await creditsOf(db(), paymentId)).toBe(0);
+    expect(await balanceOf(db(), me.id)).toBe(0);
+  });
+});
+
+describe("mobile-money callback", () => {
+  it("refuses an unknown callback token with 401", async () => {
+    const t = app();
+    await expectError(await t.request(`/api/v1/mobile-money/callback/${"a".repeat(64)}`, json({ Body: { stkCallback: {} } })), 401, "unauthorized");
+    await expectError(await t.request("/api/v1/mobile-money/callback/short", json({})), 401, "unauthorized");
+  });
+
+  it("takes the outcome from the status query, not from the unsigned callback body", async () => {
+    const t = app();
+    const me = await person(t);
+    const push = await stkPush(t, me, 300);
+    const mm = providers.current.mobile;
+    // The payer cancelled; a forged callback claims success.
+    mm.complete(push.checkoutRequestId, 1032);
+    expect(await resultOf(await deliver(t, mm.callback(push.checkoutRequestId, 0)))).toBe("failed");
+    expect(await creditsOf(db(), push.requestId)).toBe(0);
+
+    const paid = await stkPush(t, me, 300);
+    mm.complete(paid.checkoutRequestId, 0);
+    const hook = mm.callback(paid.checkoutRequestId);
+    const results = await Promise.all(Array.from({ length: 5 }, () => deliver(t, hook).then(resultOf)));
+    expect(results.filter((r) => r === "credited")).toHaveLength(1);
+    expect(await resultOf(await deliver(t, hook))).toBe("duplicate");
+    expect(await balanceOf(db(), me.id)).toBe(300);
+    const queries = mm.requests.filter((r) => r.path === "/mpesa/stkpushquery/v1/query");
+    expect(queries.length).toBeGreaterThan(0);
+  });
+
+  it("leaves a request pending while the provider is still processing it", async () => {
+    const t = app();
+    const me = await person(t);
+    const push = await stkPush(t, me, 200);
+    expect(await resultOf(await deliver(t, providers.current.mobile.callback(push.checkoutRequestId, 0)))).toBe("unchanged");
+    expect(await paymentRow(db(), push.requestId)).toMatchObject({ status: "pending" });
+  });
+});

@@ -1,0 +1,260 @@
+import { sql } from "drizzle-orm";
+import { afterEach, describe, expect, it } from "vitest";
+import { queryRows } from "../../src/db/rows";
+import { buildTestApp, type TestApp } from "../support/app";
+import { useTestEnvironment } from "../support/environment";
+import { expectError } from "../support/errors";
+import { ENTERPRISE, signIn, type Person } from "../support/people";
+import { creditsOf, deliver, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
+import { json } from "../support/users";
+
+const env = useTestEnvironment();
+const providers = useProviders();
+afterEach(async () => {
+  for (const fake of [providers.current.cardA, providers.current.cardB, providers.current.crypto, providers.current.mobile]) fake.mode = "ok";
+  await expectLedgerBalanced(env.db.database.db);
+});
+
+function app(extra: Record<string, string> = {}): TestApp {
+  return buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, env: { ...providers.current.env, ...extra } });
+}
+const person = (t: TestApp, admin = false): Promise<Person> => signIn(t, env.issuer, { admin });
+const post = (t: TestApp, who: Person, path: string, body: unknown) => t.request(path, json(body, who.headers));
+const status = (t: TestApp, who: Person, id: string) => t.request(`/api/payments/${id}/status`, { headers: who.headers });
+
+describe("card-a checkout", () => {
+  it("creates a pending funding request and a hosted checkout with our price and id", async () => {
+    const t = app();
+    const me = await person(t);
+    const res = await post(t, me, "/api/payments/card-a/checkout", { amount: 500, currency: "usd" });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: "pending", amount: 500, currency: "USD", checkoutUrl: expect.stringMatching(/^https:\/\/shop\.card-a\.test\//), fundingRequestId: expect.stringMatching(/^fund_/) });
+    const call = providers.current.cardA.requests.at(-1);
+    expect(call?.headers["content-type"]).toBe("application/vnd.api+json");
+    expect(call?.body).toMatchObject({
+      data: {
+        type: "checkouts",
+        attributes: { custom_price: 500, checkout_data: { custom: { funding_request_id: body.fundingRequestId } } },
+        relationships: { store: { data: { type: "stores", id: "4242" } }, variant: { data: { type: "variants", id: "777" } } },
+      },
+    });
+    expect(await paymentRow(env.db.database.db, body.fundingRequestId as string)).toMatchObject({ status: "pending", coins: 500 });
+  });
+
+  it("refuses 50 cents or less, fractions and strings with 400 before calling the provider", async () => {
+    const t = app();
+    const me = await person(t);
+    const before = providers.current.cardA.requests.length;
+    for (const amount of [50, 0, -1, 50.5, "500"]) {
+      const body = await expectError(await post(t, me, "/api/payments/card-a/checkout", { amount, currency: "USD" }), 400, "invalid_input");
+      expect(body.details?.[0]?.path).toBe("amount");
+    }
+    await expectError(await post(t, me, "/api/payments/card-a/checkout", { amount: 500, currency: "XYZ" }), 400, "invalid_input");
+    expect(providers.current.cardA.requests.length).toBe(before);
+    expect((await post(t, me, "/api/payments/card-a/checkout", { amount: 51, currency: "USD" })).status).toBe(201);
+  });
+
+  it("completes on a signed order webhook and credits the coins once", async () => {
+    const t = app();
+    const me = await person(t);
+    const { fundingRequestId } = (await (await post(t, me, "/api/payments/card-a/checkout", { amount: 1234 })).json()) as { fundingRequestId: string };
+    const hook = providers.current.cardA.orderWebhook(fundingRequestId);
+    const res = await deliver(t, hook);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ received: true, result: "credited" });
+    expect(await creditsOf(env.db.database.db, fundingRequestId)).toBe(1);
+    const s = (await (await status(t, me, fundingRequestId)).json()) as Record<string, unknown>;
+    expect(s).toMatchObject({ status: "success", paymentId: fundingRequestId, paymentStatus: "completed", amount: 1234, currency: "USD", provider: "card-a", timestamp: expect.any(Number) });
+    const overview = (await (await t.request("/api/v1/wallet/overview", { headers: me.headers })).json()) as { balance: number };
+    expect(overview.balance).toBe(1234);
+  });
+});
+
+describe("configuration and provider failures", () => {
+  it("answers 503 naming a provider whose secrets are missing, while the others work", async () => {
+    const t = app({ CARD_A_WEBHOOK_SECRET: "", CRYPTO_IPN_SECRET: "" });
+    const me = await person(t);
+    const a = await expectError(await post(t, me, "/api/payments/card-a/checkout", { amount: 500 }), 503, "service_unavailable");
+    expect(a.message).toContain("card-a");
+    const c = await expectError(await post(t, me, "/api/payments/crypto/create", { amount: 10, currency: "BTC" }), 503, "service_unavailable");
+    expect(c.message).toContain("crypto");
+    const hook = await expectError(await t.request("/api/payments/card-a/webhook", json({}, { "x-signature": "00" })), 503, "service_unavailable");
+    expect(hook.message).toContain("card-a");
+    expect((await post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 10, phoneNumber: "+15550100", email: "me@example.test" })).status).toBe(201);
+  });
+
+  it("turns a provider error into 502 provider_error and marks the request failed", async () => {
+    const t = app();
+    const me = await person(t);
+    providers.current.cardA.mode = "error";
+    const body = await expectError(await post(t, me, "/api/payments/card-a/checkout", { amount: 700 }), 502, "provider_error");
+    expect(body.message).toContain("card-a");
+    expect(JSON.stringify(body)).not.toMatch(/stack|Internal Server Error/);
+    const [row] = await queryRows(env.db.database.db, sql`select status, failure_reason from payments where user_id = ${me.id} order by created_at desc limit 1`);
+    expect(row).toEqual({ status: "failed", failure_reason: "provider_error: status" });
+  });
+
+  it("gives up on a provider that does not answer in time (502) for every provider, leaving consistent records", async () => {
+    const t = app();
+    const me = await person(t);
+    const p = providers.current;
+    p.cardA.mode = p.cardB.mode = p.crypto.mode = p.mobile.mode = "timeout";
+    const started = Date.now();
+    const results = await Promise.all([
+      post(t, me, "/api/payments/card-a/checkout", { amount: 700 }),
+      post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 7, phoneNumber: "+15550100", email: "me@example.test" }),
+      post(t, me, "/api/payments/crypto/create", { amount: 7, currency: "ETH" }),
+      post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 }),
+    ]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    for (const res of results) {
+      const body = await expectError(res, 502, "provider_error");
+      expect(body.message).toMatch(/did not answer in time/);
+    }
+    const rows = await queryRows(env.db.database.db, sql`select provider, status from payments where user_id = ${me.id} order by provider`);
+    // The push may still reach the phone, so that request stays pending for its callback or reconciliation.
+    expect(rows).toEqual([
+      { provider: "card-a", status: "failed" },
+      { provider: "card-b", status: "failed" },
+      { provider: "crypto", status: "failed" },
+      { provider: "mobile-money", status: "pending" },
+    ]);
+  });
+
+  it("keeps the routes the spec lists as not implemented absent", async () => {
+    const t = app();
+    const me = await person(t);
+    for (const [method, path] of [
+      ["POST", "/api/v1/payments/process"],
+      ["GET", "/api/v1/payments/status/tx_1"],
+      ["GET", "/api/v1/payments/methods/KE"],
+      ["GET", "/api/v1/payments/methods/cards"],
+      ["GET", "/api/v1/payments/search"],
+      ["POST", "/api/v1/payments/tx_1/cancel"],
+      ["GET", "/api/v1/payments/analytics"],
+      ["GET", "/api/v1/payments/health"],
+    ] as const) {
+      const res = await t.request(path, { method, headers: { ...me.headers, "x-api-token": "x", ...(method === "POST" ? { "content-type": "application/json" } : {}) }, body: method === "POST" ? "{}" : undefined });
+      await expectError(res, 404, "not_found");
+    }
+  });
+});
+
+describe("card-b card collection", () => {
+  it("persists a pending transaction and answers the hosted checkout", async () => {
+    const t = app();
+    const me = await person(t);
+    const res = await post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 60000.5, phoneNumber: "+2348012345678", email: "me@example.test", currency: "NGN" });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Record<string, string>;
+    expect(body).toMatchObject({ status: "pending", currency: "NGN", transactionId: expect.stringMatching(/^cbtx_/), checkoutUrl: expect.stringContaining("/v3/hosted/pay/") });
+    expect(String(body.checkoutUrl).endsWith(String(body.sessionId))).toBe(true);
+    expect(providers.current.cardB.requests.at(-1)?.body).toMatchObject({
+      tx_ref: body.transactionId,
+      amount: 60000.5,
+      currency: "NGN",
+      redirect_url: "https://api.example.test/api/v1/payments/card-b/redirect",
+      customer: { email: "me@example.test", phonenumber: "+2348012345678" },
+    });
+    expect(await paymentRow(env.db.database.db, body.transactionId as string)).toMatchObject({ status: "pending", coins: 6000 });
+  });
+
+  it("answers 400 naming each missing required field", async () => {
+    const t = app();
+    const me = await person(t);
+    const full = { amount: 10, phoneNumber: "+15550100", email: "me@example.test" };
+    for (const field of ["amount", "phoneNumber", "email"] as const) {
+      const { [field]: _dropped, ...rest } = full;
+      const body = await expectError(await post(t, me, "/api/v1/payments/card-b/card-collection", rest), 400, "invalid_input");
+      expect(body.details?.map((d) => d.path)).toContain(field);
+    }
+    await expectError(await post(t, me, "/api/v1/payments/card-b/card-collection", { ...full, email: "not-an-email" }), 400, "invalid_input");
+    await expectError(await post(t, me, "/api/v1/payments/card-b/card-collection", { ...full, amount: 0.4 }), 400, "invalid_input");
+  });
+});
+
+describe("crypto intents", () => {
+  it("creates an intent with the address, the coin amount, expiresAt in Unix seconds and instructions", async () => {
+    const t = app();
+    const me = await person(t);
+    const res = await post(t, me, "/api/payments/crypto/create", { amount: 100, currency: "BTC" });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as Record<string, unknown>;
+    const nowSeconds = Date.now() / 1000;
+    expect(body).toMatchObject({ status: "pending", currency: "BTC", amount: 0.002, paymentId: expect.stringMatching(/^cpay_/), reference: expect.any(String), paymentAddress: expect.stringMatching(/^addr_btc_/) });
+    expect(body.expiresAt as number).toBeGreaterThan(nowSeconds + 3_500);
+    expect(body.expiresAt as number).toBeLessThan(nowSeconds + 3_700);
+    expect(body.instructions).toContain(`0.002 BTC to ${body.paymentAddress as string}`);
+    expect(providers.current.crypto.requests.at(-1)?.body).toMatchObject({ price_amount: 100, price_currency: "usd", pay_currency: "btc", order_id: body.paymentId, ipn_callback_url: "https://api.example.test/api/payments/crypto/ipn" });
+    expect(await paymentRow(env.db.database.db, body.paymentId as string)).toMatchObject({ coins: 10_000, provider_ref: body.reference });
+  });
+
+  it("accepts only BTC, ETH, LTC, BCH, USDC and USDT", async () => {
+    const t = app();
+    const me = await person(t);
+    for (const currency of ["DOGE", "btc", "", 1]) {
+      const body = await expectError(await post(t, me, "/api/payments/crypto/create", { amount: 10, currency }), 400, "invalid_input");
+      expect(body.details?.[0]?.path).toBe("currency");
+    }
+    for (const currency of ["ETH", "LTC", "BCH", "USDC", "USDT"]) expect((await post(t, me, "/api/payments/crypto/create", { amount: 10, currency })).status).toBe(201);
+  });
+});
+
+describe("mobile-money STK push", () => {
+  it("normalises phone numbers, signs the push with the timestamped password and caches the token", async () => {
+    const t = app();
+    const me = await person(t);
+    const fake = providers.current.mobile;
+    const tokensBefore = fake.tokensIssued();
+    for (const phoneNumber of ["0712345678", "+254712345678", "254712345678", "0712 345 678"]) {
+      const res = await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber, amount: 100 });
+      expect(res.status, await res.clone().text()).toBe(201);
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ success: true, requestId: expect.stringMatching(/^mmreq_/), checkoutRequestId: expect.stringMatching(/^ws_CO_/), merchantRequestId: expect.any(String), message: expect.any(String), amount: 100, currency: "KES" });
+      const push = fake.requests.at(-1)?.body as Record<string, unknown>;
+      expect(push).toMatchObject({ PhoneNumber: "254712345678", PartyA: "254712345678", Amount: 100, BusinessShortCode: "174379" });
+      expect(push.CallBackURL).toMatch(/^https:\/\/api\.example\.test\/api\/v1\/mobile-money\/callback\/[0-9a-f]{64}$/);
+    }
+    // The memory store of this app keeps the token: one OAuth call for four pushes.
+    expect(fake.tokensIssued() - tokensBefore).toBe(1);
+  });
+
+  it("refuses other phone numbers and amounts with 400", async () => {
+    const t = app();
+    const me = await person(t);
+    for (const phoneNumber of ["0812345678", "+255712345678", "071234567", "07123456789", "phone", ""]) {
+      const body = await expectError(await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber, amount: 100 }), 400, "invalid_input");
+      expect(body.details?.[0]?.path).toBe("phoneNumber");
+    }
+    await expectError(await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 10.5 }), 400, "invalid_input");
+    await expectError(await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678" }), 400, "invalid_input");
+  });
+});
+
+describe("payment status", () => {
+  it("finds a payment of every store for its payer and an admin, and answers 404 to anyone else", async () => {
+    const t = app();
+    const payer = await person(t);
+    const stranger = await person(t);
+    const admin = await person(t, true);
+    const ids = [
+      ((await (await post(t, payer, "/api/payments/card-a/checkout", { amount: 600 })).json()) as { fundingRequestId: string }).fundingRequestId,
+      ((await (await post(t, payer, "/api/v1/payments/card-b/card-collection", { amount: 6, phoneNumber: "+15550100", email: "p@example.test" })).json()) as { transactionId: string }).transactionId,
+      ((await (await post(t, payer, "/api/payments/crypto/create", { amount: 6, currency: "USDT" })).json()) as { paymentId: string }).paymentId,
+      ((await (await post(t, payer, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 600 })).json()) as { requestId: string }).requestId,
+    ];
+    const providersSeen: string[] = [];
+    for (const id of ids) {
+      const res = await status(t, payer, id);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ status: "success", paymentId: id, paymentStatus: "pending", amount: expect.any(Number), currency: expect.any(String), timestamp: expect.any(Number) });
+      providersSeen.push(body.provider as string);
+      expect((await status(t, admin, id)).status).toBe(200);
+      await expectError(await status(t, stranger, id), 404, "not_found");
+    }
+    expect(providersSeen).toEqual(["card-a", "card-b", "crypto", "mobile-money"]);
+    for (const bad of ["fund_00000000000000000000000000", "nope", "usr_00000000000000000000000000", "%27%20or%201=1"]) await expectError(await status(t, payer, bad), 404, "not_found");
+  });
+});
