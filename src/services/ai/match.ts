@@ -106,7 +106,7 @@ export async function predictMatch(ai: AiContext, deps: ContextDeps, actor: Prin
   const [context, other] = await Promise.all([userContext(deps, actor), input.matchUserId ? visibleWishes(deps, actor, input.matchUserId) : undefined]);
   const overlap = input.userInterests.length
     ? interestOverlap(input.userInterests, input.matchInterests)
-    : interestOverlap([...userWords], [...matchWords]);
+    : interestOverlap([...userWords.values()], [...matchWords.values()]);
   const backbone =
     WEIGHTS.interests * overlap.score + WEIGHTS.location * locationScore(context.profile, input.location) + WEIGHTS.wishes * wishesScore(context.profile, other);
 

@@ -9,18 +9,31 @@ const STOPWORDS = new Set(
   ).split(" "),
 );
 
-/** An interest in comparable form: lower case, punctuation dropped, a plural "s" removed. */
-export function normaliseInterest(value: string): string {
-  const s = value.toLowerCase().normalize("NFKC").replace(/[^\p{L}\p{N} ]+/gu, " ").replace(/\s+/g, " ").trim();
-  return s.length > 3 && s.endsWith("s") && !s.endsWith("ss") ? s.slice(0, -1) : s;
+/** A light English stemmer: hiking, hikes and hike compare equal; so do swimming and swim. */
+function stem(word: string): string {
+  let w = word;
+  if (w.length > 4 && w.endsWith("ies")) return `${w.slice(0, -3)}y`;
+  if (w.length > 5 && w.endsWith("ing")) {
+    w = w.slice(0, -3);
+    if (w.length > 2 && w[w.length - 1] === w[w.length - 2] && !"aeiousl".includes(w[w.length - 1] ?? "")) w = w.slice(0, -1);
+  } else if (w.length > 4 && w.endsWith("es") && !w.endsWith("sses")) w = w.slice(0, -2);
+  else if (w.length > 3 && w.endsWith("s") && !w.endsWith("ss")) w = w.slice(0, -1);
+  return w.length > 3 && w.endsWith("e") ? w.slice(0, -1) : w;
 }
 
-/** Distinct meaningful words of a free text, normalised like interests. */
-export function contentWords(text: string): Set<string> {
-  const out = new Set<string>();
+/** An interest in comparable form: lower case, punctuation dropped, each word stemmed. */
+export function normaliseInterest(value: string): string {
+  const s = value.toLowerCase().normalize("NFKC").replace(/[^\p{L}\p{N} ]+/gu, " ").replace(/\s+/g, " ").trim();
+  return s.split(" ").map(stem).join(" ");
+}
+
+/** Meaningful words of a free text: comparable form → the word as first written (lower case). */
+export function contentWords(text: string): Map<string, string> {
+  const out = new Map<string, string>();
   for (const raw of text.toLowerCase().normalize("NFKC").split(/[^\p{L}\p{N}']+/u)) {
-    const word = normaliseInterest(raw);
-    if (word.length >= 3 && !STOPWORDS.has(word) && !/^\d+$/.test(word)) out.add(word);
+    const word = raw.replace(/'/g, "");
+    const key = normaliseInterest(word);
+    if (word.length >= 3 && !STOPWORDS.has(word) && !STOPWORDS.has(key) && !/^\d+$/.test(word) && !out.has(key)) out.set(key, word);
   }
   return out;
 }
