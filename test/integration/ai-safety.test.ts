@@ -2,6 +2,7 @@ import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AI, aiApp, expectAiError, fenceTag, member, ok, post } from "../support/ai";
+import { buildTestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { expectError } from "../support/errors";
 import { startFakeInference, type FakeInference } from "../support/fake-inference";
@@ -153,5 +154,22 @@ describe("the per-user context cache", () => {
     await expectError(await post(t, me, `/context/invalidate/${me.id}`, {}), 403, "forbidden");
     const admin = await member(t, env.issuer, null, { admin: true });
     await expectAiError(await post(t, admin, "/context/invalidate/bad%20id!", {}), 400, "invalid_input");
+  });
+});
+
+describe("AI quotas", () => {
+  it("carry the AI rate-limit headers and hold a standard member to 5 requests in flight", async () => {
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, env: { INFERENCE_URL: a.url, INFERENCE_TIMEOUT_MS: "3000" } });
+    const me = await member(t, env.issuer);
+    const single = await post(t, me, "/chat/response", { message: "Hello there", userId: me.id });
+    expect(single.status).toBe(200);
+    expect(single.headers.get("X-AI-RateLimit-Limit")).toBe("100");
+    a.setMode("slow", { delayMs: 1_500 });
+    const answers = await Promise.all(Array.from({ length: 7 }, () => post(t, me, "/chat/response", { message: "Hello there", userId: me.id })));
+    const limited = answers.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThanOrEqual(2);
+    expect(answers.filter((r) => r.status === 200).length).toBeLessThanOrEqual(5);
+    const body = (await limited[0]?.json()) as { error: string; retry_after: number };
+    expect(body).toMatchObject({ error: "rate_limit_exceeded", retry_after: expect.any(Number) });
   });
 });
