@@ -1,5 +1,4 @@
-import { inject } from "vitest";
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { systemClock } from "../../src/platform/clock";
@@ -8,7 +7,7 @@ import { createInferenceClient } from "../../src/services/inference";
 // The inference port inside workerd: the `ollama` browser client, eventsource-parser, the JSON
 // schema from zod and the combined abort signals all have to work on the Workers runtime too.
 const worker = exports.default;
-const url = inject("inferenceUrl");
+const url = String(env.INFERENCE_URL);
 const Answer = z.object({ reply: z.string(), score: z.number().min(0).max(1) });
 
 describe("the inference port in workerd", () => {
