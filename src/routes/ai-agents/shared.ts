@@ -42,14 +42,13 @@ export const AiErrorBody = z
 
 const aiError = (description: string) => ({ description, content: { "application/json": { schema: AiErrorBody } } });
 
-export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string }>(access: "ai" | "admin" | "public", config: R) {
+export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string }>(access: "ai" | "admin", config: R) {
   const own = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
   const responses = {
     500: aiError("The model's answer stayed invalid after one retry (`internal_error`)"),
     503: aiError("No inference host answered in time (`service_unavailable`)"),
     ...config.responses,
   };
-  if (access === "public") return { ...config, middleware: [aiErrors, ...own], responses } as R;
   return protectedRoute(access, { ...config, middleware: [aiErrors, ...own], responses: { 400: aiError("Invalid input: `error.code` names the endpoint's own code"), ...responses } });
 }
 
