@@ -14,6 +14,8 @@ import { matchingRoutes } from "./routes/matching";
 import { discoveryRoutes } from "./routes/discovery";
 import { profileRoutes } from "./routes/profiles";
 import { safetyRoutes } from "./routes/safety";
+import { kbRoutes } from "./routes/kb";
+import { KB_FORM_PATHS, KB_BODY_LIMITS } from "./routes/kb/limits";
 import { HEARTBEAT_MS, POLL_MS } from "./routes/matching/events";
 import { createEventHub } from "./services/matching/event-hub";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
@@ -45,8 +47,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   };
 
   app.use("*", requestContext(deps, runtime));
-  app.use("*", limitBodies());
-  app.use("*", requireJsonBodies());
+  app.use("*", limitBodies([...KB_BODY_LIMITS]));
+  app.use("*", requireJsonBodies([...KB_FORM_PATHS]));
 
   app.route("/", healthRoutes);
   app.route("/", authTestRoutes);
@@ -59,6 +61,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", discoveryRoutes);
   app.route("/", profileRoutes);
   app.route("/", safetyRoutes);
+  app.route("/", kbRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
