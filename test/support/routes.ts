@@ -49,6 +49,12 @@ export const ROUTES: RouteCase[] = [
   // A malformed Last-Event-ID answers 400 at once; a valid call would hold the stream open.
   { method: "GET", template: "/api/v1/matches/events", access: "user", path: "/api/v1/matches/events?lastEventId=not-an-id" },
   { method: "DELETE", template: "/api/v1/matches/{matchId}", access: "user" },
+  { method: "GET", template: "/api/v1/kb", access: "user" },
+  { method: "PUT", template: "/api/v1/kb", access: "admin", body: { content: "# Matrix\n\nA section." } },
+  { method: "GET", template: "/api/v1/kb/versions", access: "admin" },
+  { method: "GET", template: "/api/v1/kb/assets", access: "user" },
+  { method: "POST", template: "/api/v1/kb/assets", access: "admin", body: { url: "http://127.0.0.1/refused" } },
+  { method: "DELETE", template: "/api/v1/kb/assets/{assetId}", access: "admin" },
 ];
 
 export function concretePath(route: RouteCase): string {
