@@ -22,6 +22,9 @@ import { createLastUsedRecorder } from "./services/api-keys/keys";
 import { cachedTierLookup } from "./services/tiers/port";
 import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
 import { createUserCache } from "./services/users/ensure-user";
+import { inferenceFromConfig } from "./services/inference/from-config";
+import { agentsHostOnly } from "./http/agents-host";
+import { aiAgentRoutes } from "./routes/ai-agents";
 
 export const OPENAPI_PATH = "/openapi.json";
 
@@ -39,6 +42,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     lastUsed: createLastUsedRecorder(),
     tiers: cachedTierLookup(tierSource, now),
     metrics: { rateLimitFailOpen: 0 },
+    inference: deps.inference ?? inferenceFromConfig(deps.config, deps),
     // Created idle: it subscribes and reads only once a stream is open.
     events:
       deps.kv.subscribe && deps.database.driver !== "neon"
@@ -47,6 +51,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   };
 
   app.use("*", requestContext(deps, runtime));
+  if (deps.config.AGENTS_HOST) app.use("*", agentsHostOnly(deps.config.AGENTS_HOST));
   app.use("*", limitBodies([...KB_BODY_LIMITS]));
   app.use("*", requireJsonBodies([...KB_FORM_PATHS]));
 
@@ -62,6 +67,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", profileRoutes);
   app.route("/", safetyRoutes);
   app.route("/", kbRoutes);
+  app.route("/", aiAgentRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -56,6 +56,10 @@ export const configSchema = z
     INFERENCE_API: withDefault(z.enum(["ollama", "openai"]), "ollama"),
     INFERENCE_MODEL: optional(z.string()),
     INFERENCE_API_KEY: optional(z.string()),
+    /** Per inference host attempt; a slower host counts as failed and the next one is tried. */
+    INFERENCE_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(600_000), 30_000),
+    /** How long a failed inference host is tried only after the healthy ones. */
+    INFERENCE_COOLDOWN_MS: withDefault(z.coerce.number().int().min(0).max(3_600_000), 30_000),
     VOICE_RUNTIME_URL: optional(httpUrl),
     PLATFORM_AGENT_URL: optional(httpUrl),
     OBSERVABILITY_TOKEN: optional(z.string().min(16, "must be at least 16 characters")),

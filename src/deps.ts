@@ -8,6 +8,7 @@ import type { Logger } from "./platform/logger";
 import type { TierLookup } from "./services/tiers/port";
 import type { BlobStore } from "./services/kb/blob-store";
 import type { HostResolver } from "./services/kb/url-fetch";
+import type { InferenceClient } from "./services/inference/types";
 
 /** Everything the app needs from the outside world; each entry builds these and nothing else. */
 export interface AppDeps {
@@ -33,4 +34,6 @@ export interface AppDeps {
    * (a loopback fake server under a made-up name); the entries never set it.
    */
   assetFetchAllowedHosts?: readonly string[];
+  /** The self-hosted inference hosts; built from INFERENCE_* config over deps.fetch when absent. */
+  inference?: InferenceClient;
 }
