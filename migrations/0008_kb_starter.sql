@@ -45,7 +45,7 @@ After signing in, create your profile with a display name, birth date, gender an
 You can change any profile field at any time; fields you do not change keep their value. Set your profile to hidden to leave discovery: hidden profiles are not shown to anyone, but your matches and messages stay.
 
 ## Signing in and sign-in problems
-Sign-in uses your platform account through a secure login page. If you are signed out repeatedly, update the app and check that your device clock is set automatically, because an incorrect clock makes sign-in tokens look expired. If you cannot sign in at all, contact support from the login page with the email address of your account.
+Sign-in uses your platform account through a secure login page. If you forgot your password, choose Forgot password on the login page and follow the link sent to your email. If you are signed out repeatedly, update the app and check that your device clock is set automatically, because an incorrect clock makes sign-in tokens look expired. If you cannot sign in at all, contact support from the login page with the email address of your account.
 
 ## API keys for administrators
 Administrators can create API keys in the admin panel under Settings, API Keys. A key is shown only once. Rotate keys every 90 days: create a new key, update your clients, check them, then delete the old key. Keys older than 90 days keep working but responses carry a warning.

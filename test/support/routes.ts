@@ -55,6 +55,7 @@ export const ROUTES: RouteCase[] = [
   { method: "GET", template: "/api/v1/kb/assets", access: "user" },
   { method: "POST", template: "/api/v1/kb/assets", access: "admin", body: { url: "http://127.0.0.1/refused" } },
   { method: "DELETE", template: "/api/v1/kb/assets/{assetId}", access: "admin" },
+  { method: "POST", template: "/api/v1/ai-agents/support/chat", access: "ai", body: { message: "How do I buy coins?" } },
   { method: "GET", template: "/api/v1/ai-agents/health", access: "public" },
 ];
 

@@ -61,7 +61,7 @@ function typeOfFile(declared: string, fileName: string): string {
 
 function decodeText(bytes: Uint8Array, path: string): string {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw bad(path, "the document is not UTF-8 text");
   }

@@ -30,6 +30,7 @@ export function processTerm(term: string): string | null {
 const GLOSSARY: Record<string, string> = {
   // es / pt / it / fr
   moneda: "coin", monedas: "coin", moeda: "coin", moedas: "coin", moneta: "coin", monete: "coin", piece: "coin", pieces: "coin", jetons: "coin", jeton: "coin",
+  comprar: "buy", compro: "buy", acheter: "buy", comprare: "buy", kaufen: "buy", kununua: "buy",
   pago: "payment", pagos: "payment", pagamento: "payment", paiement: "payment", pagar: "pay", payer: "pay", pagare: "pay",
   reembolso: "refund", rimborso: "refund", remboursement: "refund",
   suscripcion: "subscription", assinatura: "subscription", abbonamento: "subscription", abonnement: "subscription",
