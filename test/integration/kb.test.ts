@@ -69,7 +69,7 @@ async function assets(t: TestApp, who: Person): Promise<Asset[]> {
 }
 async function search(t: TestApp, query: string): Promise<string[]> {
   const snapshot = await kbCache(t.deps).get(t.deps.database.session().db);
-  return snapshot.index().search(query, 3).map((h) => h.section.id);
+  return (await snapshot.index()).search(query, 3).map((h) => h.section.id);
 }
 
 describe("a fresh install", () => {

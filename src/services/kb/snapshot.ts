@@ -26,8 +26,8 @@ export interface KbSnapshot {
   document: KbDocument;
   stamp: string;
   sections: Section[];
-  /** Built on first use: GET /api/v1/kb needs only the document. */
-  index(): SectionIndex;
+  /** Built on first use (GET /api/v1/kb needs only the document), once per snapshot. */
+  index(): Promise<SectionIndex>;
 }
 
 export const EMPTY_DOCUMENT: KbDocument = { content: "", version: 0, updatedAt: new Date(0).toISOString() };
@@ -42,7 +42,7 @@ export function assetSections(asset: AssetGrounding): Section[] {
 
 export function makeSnapshot(document: KbDocument, assets: AssetGrounding[], stamp: string): KbSnapshot {
   const sections = [...kbSections(document), ...assets.flatMap(assetSections)];
-  let index: SectionIndex | undefined;
+  let index: Promise<SectionIndex> | undefined;
   return { document, stamp, sections, index: () => (index ??= buildIndex(sections)) };
 }
 

@@ -100,7 +100,7 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
   }
   const snapshot = await ctx.cache.get(ctx.db);
   const searchText = [question.query, ...(question.tags ?? [])].join(" ");
-  const hits = relevantHits(snapshot.index(), searchText, SECTIONS_FOR_MODEL);
+  const hits = relevantHits(await snapshot.index(), searchText, SECTIONS_FOR_MODEL);
   const reasons = escalationReasons(`${question.query} ${question.context ?? ""}`);
   const safetyRisk = reasons.some((r) => SAFETY_REASONS.includes(r));
   const category: SupportCategory = safetyRisk ? "safety" : (question.topic ?? categoryOf(question.query) ?? hits[0]?.section.category ?? "technical");
