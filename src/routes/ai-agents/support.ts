@@ -87,7 +87,5 @@ export const supportRoutes = createRouter().openapi(
     c.header("Cache-Control", "no-store");
     return c.json(answer, 200);
   },
-  (result, c): undefined => {
-    validate(result as Parameters<typeof validate>[0], c);
-  },
+  validate,
 );

@@ -129,7 +129,8 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
     } catch (err) {
       if (err instanceof InferenceError && err.reason === "aborted") throw err;
       if (!(err instanceof InferenceError)) throw err;
-      ctx.logger.warn("support agent answering from the knowledge base: inference failed", { reason: err.reason, error: err.detail ?? err.message });
+      const cause = err.cause instanceof Error ? err.cause.message : undefined;
+      ctx.logger.warn("support agent answering from the knowledge base: inference failed", { reason: err.reason, error: cause ?? err.message });
     }
   }
   return { via: "fallback", answer: fallbackAnswer(question, category, hits, reasons) };
