@@ -16,6 +16,8 @@ import { profileRoutes } from "./routes/profiles";
 import { safetyRoutes } from "./routes/safety";
 import { paymentRoutes } from "./routes/payments";
 import { paymentWebhookRoutes } from "./routes/payments/webhooks";
+import { kbRoutes } from "./routes/kb";
+import { KB_FORM_PATHS, KB_BODY_LIMITS } from "./routes/kb/limits";
 import { HEARTBEAT_MS, POLL_MS } from "./routes/matching/events";
 import { createEventHub } from "./services/matching/event-hub";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
@@ -52,8 +54,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.use("*", requestContext(deps, runtime));
   if (deps.config.AGENTS_HOST) app.use("*", agentsHostOnly(deps.config.AGENTS_HOST));
-  app.use("*", limitBodies());
-  app.use("*", requireJsonBodies());
+  app.use("*", limitBodies([...KB_BODY_LIMITS]));
+  app.use("*", requireJsonBodies([...KB_FORM_PATHS]));
 
   app.route("/", healthRoutes);
   app.route("/", authTestRoutes);
@@ -68,6 +70,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", safetyRoutes);
   app.route("/", paymentRoutes);
   app.route("/", paymentWebhookRoutes);
+  app.route("/", kbRoutes);
   app.route("/", aiAgentRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -6,6 +6,8 @@ import type { Clock } from "./platform/clock";
 import type { IdGenerator, Random } from "./platform/ids";
 import type { Logger } from "./platform/logger";
 import type { TierLookup } from "./services/tiers/port";
+import type { BlobStore } from "./services/kb/blob-store";
+import type { HostResolver } from "./services/kb/url-fetch";
 import type { InferenceClient } from "./services/inference/types";
 
 /** Everything the app needs from the outside world; each entry builds these and nothing else. */
@@ -23,6 +25,15 @@ export interface AppDeps {
   tokenVerifier: TokenVerifier;
   /** Plan tier per user for rate limits; defaults to reading subscriptions. */
   tierLookup?: TierLookup;
+  /** Bytes of knowledge-base assets; defaults to an in-process store (single instance only). */
+  blobs?: BlobStore;
+  /** Name resolution for fetching asset URLs; defaults to DNS over HTTPS through `fetch`. */
+  resolver?: HostResolver;
+  /**
+   * Host names an asset URL may point at although they resolve to a private address. Tests only
+   * (a loopback fake server under a made-up name); the entries never set it.
+   */
+  assetFetchAllowedHosts?: readonly string[];
   /** The self-hosted inference hosts; built from INFERENCE_* config over deps.fetch when absent. */
   inference?: InferenceClient;
 }

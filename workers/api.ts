@@ -13,6 +13,7 @@ import { createIdGenerator, webRandom } from "../src/platform/ids";
 import { createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
 import { paymentDepsOf } from "../src/services/payments/context";
 import { reconcilePayments } from "../src/services/payments/reconcile";
+import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-store";
 
 /** Vars and secrets from wrangler.toml / `wrangler secret put`; all plain strings on Workers. */
 export interface WorkerEnv {
@@ -22,6 +23,8 @@ export interface WorkerEnv {
   NEON_WS_PROXY?: string;
   /** Local and test use only: "true" for ws:// to that proxy. */
   NEON_INSECURE_WS?: string;
+  /** R2 bucket for knowledge-base asset bytes. */
+  KB_ASSETS?: R2BucketLike;
 }
 
 export interface WorkerHandler {
@@ -109,7 +112,10 @@ function buildDeps(env: WorkerEnv): AppDeps {
     logger,
     fetch,
     tokenVerifier: createVerifier(config, kv, logger, fetch),
+    // Without the binding assets live in the isolate's memory: fine for `wrangler dev`, not for production.
+    ...(env.KB_ASSETS ? { blobs: createR2BlobStore(env.KB_ASSETS) } : {}),
   };
+  if (!env.KB_ASSETS) logger.warn("KB_ASSETS is not bound: knowledge-base asset bytes are kept per isolate");
   return deps;
 }
 

@@ -11,6 +11,8 @@ import { createRedisStore } from "./kv-redis";
 import { createOidcVerifier, type TokenVerifier } from "../auth/tokens";
 import type { Clock } from "../platform/clock";
 import { createDevVerifier } from "./dev-issuer";
+import { blobDirectory, createFileBlobStore } from "./file-blob-store";
+import { systemResolver } from "./dns-resolver";
 
 export interface NodeDeps extends AppDeps {
   database: NodeDatabase;
@@ -64,6 +66,8 @@ export async function buildNodeDeps(config: Config, logger = createJsonLogger({ 
     ids: createIdGenerator(systemClock, webRandom),
     logger,
     fetch: globalThis.fetch.bind(globalThis),
+    blobs: createFileBlobStore(blobDirectory(config.DATA_DIR)),
+    resolver: systemResolver,
     async close() {
       await Promise.allSettled([kv.close(), database.close()]);
     },

@@ -20,6 +20,8 @@ export interface TestAppOptions {
   /** The loopback OIDC issuer whose tokens the app trusts; without one, no token verifies. */
   issuer?: TestIssuer;
   tierLookup?: TierLookup;
+  /** Further ports of the app (blob store, resolver, …) a test wants to control. */
+  deps?: Partial<AppDeps>;
 }
 
 export interface TestApp {
@@ -63,6 +65,7 @@ export function buildTestApp(options: TestAppOptions): TestApp {
       logger,
     }),
     tierLookup: options.tierLookup,
+    ...options.deps,
   };
   const app = createApp(deps);
   return {

@@ -61,6 +61,13 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/mobile-money/callback/{token}", access: "webhook", body: {} },
   // The browser's return from card-b shows a state and changes nothing.
   { method: "GET", template: "/api/v1/payments/card-b/redirect", access: "public", path: "/api/v1/payments/card-b/redirect?tx_ref=cbtx_matrix" },
+  { method: "GET", template: "/api/v1/kb", access: "user" },
+  { method: "PUT", template: "/api/v1/kb", access: "admin", body: { content: "# Matrix\n\nA section." } },
+  { method: "GET", template: "/api/v1/kb/versions", access: "admin" },
+  { method: "GET", template: "/api/v1/kb/assets", access: "user" },
+  { method: "POST", template: "/api/v1/kb/assets", access: "admin", body: { url: "http://127.0.0.1/refused" } },
+  { method: "DELETE", template: "/api/v1/kb/assets/{assetId}", access: "admin" },
+  { method: "POST", template: "/api/v1/ai-agents/support/chat", access: "ai", body: { message: "How do I buy coins?" } },
   { method: "GET", template: "/api/v1/ai-agents/health", access: "public" },
   { method: "POST", template: "/api/v1/ai-agents/chat/response", access: "ai", body: { message: "Hello there!", userId: "usr_nobody" } },
   { method: "POST", template: "/api/v1/ai-agents/bio/rewrite", access: "ai", body: { currentBio: "I like long walks.", style: "casual" } },

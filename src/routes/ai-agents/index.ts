@@ -3,6 +3,7 @@ import { bioRoutes } from "./bio";
 import { chatRoutes } from "./chat";
 import { contextRoutes } from "./context";
 import { aiHealthRoutes } from "./health";
+import { supportRoutes } from "./support";
 import { matchRoutes } from "./match";
 import { pricingRoutes } from "./pricing";
 
@@ -13,4 +14,5 @@ export const aiAgentRoutes = createRouter()
   .route("/", bioRoutes)
   .route("/", matchRoutes)
   .route("/", pricingRoutes)
-  .route("/", contextRoutes);
+  .route("/", contextRoutes)
+  .route("/", supportRoutes);
