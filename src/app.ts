@@ -14,6 +14,7 @@ import { matchingRoutes } from "./routes/matching";
 import { discoveryRoutes } from "./routes/discovery";
 import { profileRoutes } from "./routes/profiles";
 import { safetyRoutes } from "./routes/safety";
+import { VOICE_PREFIX, voiceRoutes } from "./routes/voice";
 import { HEARTBEAT_MS, POLL_MS } from "./routes/matching/events";
 import { createEventHub } from "./services/matching/event-hub";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
@@ -45,8 +46,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   };
 
   app.use("*", requestContext(deps, runtime));
-  app.use("*", limitBodies());
-  app.use("*", requireJsonBodies());
+  app.use("*", limitBodies([{ prefix: VOICE_PREFIX, maxBytes: deps.config.VOICE_MAX_BODY_BYTES, stream: true }]));
+  app.use("*", requireJsonBodies([], [VOICE_PREFIX]));
 
   app.route("/", healthRoutes);
   app.route("/", authTestRoutes);
@@ -59,6 +60,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", discoveryRoutes);
   app.route("/", profileRoutes);
   app.route("/", safetyRoutes);
+  app.route("/", voiceRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -49,6 +49,9 @@ export const ROUTES: RouteCase[] = [
   // A malformed Last-Event-ID answers 400 at once; a valid call would hold the stream open.
   { method: "GET", template: "/api/v1/matches/events", access: "user", path: "/api/v1/matches/events?lastEventId=not-an-id" },
   { method: "DELETE", template: "/api/v1/matches/{matchId}", access: "user" },
+  { method: "POST", template: "/api/v1/voice/agent", access: "ai" },
+  { method: "POST", template: "/api/v1/voice/stt", access: "ai" },
+  { method: "POST", template: "/api/v1/voice/tts", access: "ai" },
 ];
 
 export function concretePath(route: RouteCase): string {
