@@ -21,6 +21,9 @@ import { createLastUsedRecorder } from "./services/api-keys/keys";
 import { cachedTierLookup } from "./services/tiers/port";
 import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
 import { createUserCache } from "./services/users/ensure-user";
+import { inferenceFromConfig } from "./services/inference/from-config";
+import { agentsHostOnly } from "./http/agents-host";
+import { aiAgentRoutes } from "./routes/ai-agents";
 
 export const OPENAPI_PATH = "/openapi.json";
 
@@ -38,6 +41,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     lastUsed: createLastUsedRecorder(),
     tiers: cachedTierLookup(tierSource, now),
     metrics: { rateLimitFailOpen: 0 },
+    inference: deps.inference ?? inferenceFromConfig(deps.config, deps),
     // Created idle: it subscribes and reads only once a stream is open.
     events:
       deps.kv.subscribe && deps.database.driver !== "neon"
@@ -46,6 +50,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   };
 
   app.use("*", requestContext(deps, runtime));
+  if (deps.config.AGENTS_HOST) app.use("*", agentsHostOnly(deps.config.AGENTS_HOST));
   app.use("*", limitBodies([{ prefix: VOICE_PREFIX, maxBytes: deps.config.VOICE_MAX_BODY_BYTES, stream: true }]));
   app.use("*", requireJsonBodies([], [VOICE_PREFIX]));
 
@@ -61,6 +66,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", profileRoutes);
   app.route("/", safetyRoutes);
   app.route("/", voiceRoutes);
+  app.route("/", aiAgentRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

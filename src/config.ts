@@ -56,6 +56,10 @@ export const configSchema = z
     INFERENCE_API: withDefault(z.enum(["ollama", "openai"]), "ollama"),
     INFERENCE_MODEL: optional(z.string()),
     INFERENCE_API_KEY: optional(z.string()),
+    /** Per inference host attempt; a slower host counts as failed and the next one is tried. */
+    INFERENCE_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(600_000), 30_000),
+    /** How long a failed inference host is tried only after the healthy ones. */
+    INFERENCE_COOLDOWN_MS: withDefault(z.coerce.number().int().min(0).max(3_600_000), 30_000),
     VOICE_RUNTIME_URL: optional(httpUrl),
     /** Key of the identity token the voice runtime verifies (HS256); without it voice answers 503. */
     VOICE_RUNTIME_SECRET: optional(z.string().min(32, "must be at least 32 characters")),

@@ -6,6 +6,7 @@ import type { Clock } from "./platform/clock";
 import type { IdGenerator, Random } from "./platform/ids";
 import type { Logger } from "./platform/logger";
 import type { TierLookup } from "./services/tiers/port";
+import type { InferenceClient } from "./services/inference/types";
 
 /** Everything the app needs from the outside world; each entry builds these and nothing else. */
 export interface AppDeps {
@@ -22,4 +23,6 @@ export interface AppDeps {
   tokenVerifier: TokenVerifier;
   /** Plan tier per user for rate limits; defaults to reading subscriptions. */
   tierLookup?: TierLookup;
+  /** The self-hosted inference hosts; built from INFERENCE_* config over deps.fetch when absent. */
+  inference?: InferenceClient;
 }

@@ -6,6 +6,7 @@ import type { LastUsedRecorder } from "../services/api-keys/keys";
 import type { IdempotencyHandle } from "../services/idempotency/keys";
 import type { TierLookup } from "../services/tiers/port";
 import type { UserCache } from "../services/users/ensure-user";
+import type { InferenceClient } from "../services/inference/types";
 
 export type ErrorShape = "standard" | "ai";
 
@@ -23,6 +24,8 @@ export interface Runtime {
    * pool (Node); absent elsewhere (Workers), where each stream polls with a session of its own.
    */
   events?: EventHub;
+  /** The inference port (failover and host cooldowns live in it, per app instance). */
+  inference: InferenceClient;
   /** Learnt on the first deferred task: Workers have an execution context, Node does not. */
   hasExecutionContext?: boolean;
 }

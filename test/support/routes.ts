@@ -52,6 +52,7 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/voice/agent", access: "ai" },
   { method: "POST", template: "/api/v1/voice/stt", access: "ai" },
   { method: "POST", template: "/api/v1/voice/tts", access: "ai" },
+  { method: "GET", template: "/api/v1/ai-agents/health", access: "public" },
 ];
 
 export function concretePath(route: RouteCase): string {

@@ -1,0 +1,43 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { createRouter } from "../../http/router";
+import { AI_AGENTS_PREFIX, aiErrors } from "./shared";
+
+const HostState = z.object({
+  host: z.string().openapi({ description: "host-1, host-2… in INFERENCE_URL order (addresses are not shown)" }),
+  reachable: z.boolean(),
+  models: z.array(z.string()),
+  latencyMs: z.number().int(),
+  coolingDown: z.boolean().openapi({ description: "Failed recently: tried only after the healthy hosts" }),
+});
+const AiHealth = z
+  .object({ status: z.enum(["ok", "degraded", "down"]), api: z.enum(["ollama", "openai"]), model: z.string(), hosts: z.array(HostState), timestamp: z.string() })
+  .openapi("AiHealth");
+
+const route = createRoute({
+  method: "get",
+  path: `${AI_AGENTS_PREFIX}/health`,
+  tags: ["ai"],
+  summary: "Reachability and loaded models of each inference host",
+  security: [],
+  middleware: [aiErrors],
+  responses: {
+    200: { description: "At least one host answers (`degraded` when some do not)", content: { "application/json": { schema: AiHealth } } },
+    503: { description: "No inference host answers, or none is configured", content: { "application/json": { schema: AiHealth } } },
+  },
+});
+
+export const aiHealthRoutes = createRouter().openapi(route, async (c) => {
+  const inference = c.var.runtime.inference;
+  const hosts = (await inference.health(c.req.raw.signal)).map((h, i) => ({
+    host: `host-${i + 1}`,
+    reachable: h.reachable,
+    models: h.models,
+    latencyMs: Math.round(h.latencyMs),
+    coolingDown: h.coolingDown,
+  }));
+  const up = hosts.filter((h) => h.reachable).length;
+  const status = up === 0 ? ("down" as const) : up === hosts.length ? ("ok" as const) : ("degraded" as const);
+  c.header("Cache-Control", "no-store");
+  const body = { status, api: inference.api, model: inference.model, hosts, timestamp: new Date(c.var.deps.clock.now()).toISOString() };
+  return status === "down" ? c.json(body, 503) : c.json(body, 200);
+});

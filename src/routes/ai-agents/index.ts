@@ -1,0 +1,5 @@
+import { createRouter } from "../../http/router";
+import { aiHealthRoutes } from "./health";
+
+/** Every route under /api/v1/ai-agents (served on the base host and on AGENTS_HOST). */
+export const aiAgentRoutes = createRouter().route("/", aiHealthRoutes);

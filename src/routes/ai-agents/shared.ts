@@ -1,0 +1,107 @@
+import { z, type RouteConfig } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { ApiError, type ErrorCode } from "../../errors";
+import type { AppEnv } from "../../http/env";
+import { zodIssues } from "../../http/router";
+import { protectedRoute } from "../../http/routes";
+import { DEFAULT_LANGUAGE, isLanguage, LANGUAGE_CODES } from "../../services/ai/languages";
+
+export { AI_AGENTS_PREFIX } from "../../http/agents-host";
+
+/**
+ * Infrastructure shared by every route under /api/v1/ai-agents:
+ * - `aiRoute(access, config)`: protectedRoute ("ai" counts the AI quota; "admin" for the context
+ *   cache) plus `aiErrors`, so failures after authentication answer in shape 2 in the request's
+ *   language. 401 and 429 keep shape 1, the spec's "authentication and rate-limit shape".
+ * - `aiValidation(forms)`: the validation hook that names the endpoint's own code (invalid_tone…).
+ * - `Language`, `envelope`, `aiError`.
+ */
+export const aiErrors: MiddlewareHandler<AppEnv> = async (c, next) => {
+  c.set("errorShape", "ai");
+  c.set("language", DEFAULT_LANGUAGE);
+  if (c.req.method === "POST" && /json/i.test(c.req.header("content-type") ?? "")) {
+    // Hono caches the parsed body, so the validator reads this same parse afterwards.
+    const body = await c.req.json().catch(() => undefined);
+    const language = body && typeof body === "object" ? (body as { language?: unknown }).language : undefined;
+    const normal = typeof language === "string" ? language.trim().toLowerCase() : undefined;
+    if (isLanguage(normal)) c.set("language", normal);
+  }
+  await next();
+};
+
+export const AiErrorBody = z
+  .object({
+    success: z.literal(false),
+    error: z.object({ code: z.string().openapi({ example: "invalid_tone" }), message: z.string(), details: z.string(), language: z.string() }),
+    timestamp: z.string(),
+    requestId: z.string(),
+  })
+  .openapi("AiError");
+
+const aiError = (description: string) => ({ description, content: { "application/json": { schema: AiErrorBody } } });
+
+export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string }>(access: "ai" | "admin" | "public", config: R) {
+  const own = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
+  const responses = {
+    500: aiError("The model's answer stayed invalid after one retry (`internal_error`)"),
+    503: aiError("No inference host answered in time (`service_unavailable`)"),
+    ...config.responses,
+  };
+  if (access === "public") return { ...config, middleware: [aiErrors, ...own], responses } as R;
+  return protectedRoute(access, { ...config, middleware: [aiErrors, ...own], responses: { 400: aiError("Invalid input: `error.code` names the endpoint's own code"), ...responses } });
+}
+
+/** A language code from the supported list, case-insensitive; English when absent. */
+export const Language = z
+  .preprocess((v) => (typeof v === "string" ? v.trim().toLowerCase() : v), z.string().refine(isLanguage, `one of ${LANGUAGE_CODES.join(", ")}`))
+  .openapi({ type: "string", example: "en", description: `One of ${LANGUAGE_CODES.length} codes: ${LANGUAGE_CODES.join(", ")}` });
+
+export interface Form {
+  /** Whether a raw body is meant as this form (its distinguishing fields are present). */
+  matches(body: Record<string, unknown>): boolean;
+  schema: z.ZodType;
+  /** Top-level field → endpoint code; other fields fail as invalid_input. */
+  codes: Record<string, ErrorCode>;
+}
+
+/**
+ * The validation hook of an AI route with a short and a detailed form. On failure it picks the
+ * form the body was meant as (the first whose `matches` holds, else the last), validates against
+ * that form alone, and answers its first failing field's endpoint code, all issues in `details`.
+ */
+export function aiValidation(forms: Form[]) {
+  return (result: { success: boolean; data: unknown; target: string; error?: z.ZodError }, _c: Context<AppEnv>) => {
+    if (result.success) return;
+    const raw = result.data;
+    if (result.target !== "json" || !raw || typeof raw !== "object" || Array.isArray(raw)) {
+      throw new ApiError("invalid_input", `invalid ${result.target}`, { details: result.error ? zodIssues(result.error) : undefined });
+    }
+    const body = raw as Record<string, unknown>;
+    const form = forms.find((f) => f.matches(body)) ?? forms[forms.length - 1];
+    const parsed = form?.schema.safeParse(body);
+    const error = parsed && !parsed.success ? parsed.error : result.error;
+    if (!error) throw new ApiError("invalid_input", "invalid body");
+    const first = error.issues[0];
+    const field = first?.path[0];
+    const code: ErrorCode = first?.code === "unrecognized_keys" ? "invalid_input" : ((typeof field === "string" && form?.codes[field]) || "invalid_input");
+    throw new ApiError(code, undefined, { details: zodIssues(error) });
+  };
+}
+
+/** The success envelope of the AI routes. */
+export function envelope<T>(c: Context<AppEnv>, data: T, status: 200 | 201 = 200) {
+  return c.json({ success: true as const, data, timestamp: new Date(c.var.deps.clock.now()).toISOString() }, status);
+}
+
+export const Metadata = z
+  .object({
+    model_version: z.string(),
+    processing_time: z.number().int().openapi({ description: "Milliseconds" }),
+    tokens_used: z.number().int(),
+    language: z.string(),
+  })
+  .openapi("AiMetadata");
+
+export function envelopeSchema<T extends z.ZodType>(name: string, data: T) {
+  return z.object({ success: z.literal(true), data, timestamp: z.string() }).openapi(name);
+}

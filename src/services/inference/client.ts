@@ -1,0 +1,203 @@
+import { z } from "zod";
+import type { Clock } from "../../platform/clock";
+import type { Logger } from "../../platform/logger";
+import { ollamaAdapter } from "./ollama";
+import { openaiAdapter } from "./openai";
+import {
+  InferenceError,
+  type AdapterReply,
+  type ChatMessage,
+  type CompleteRequest,
+  type CompleteResult,
+  type GenerateRequest,
+  type GenerateResult,
+  type HostHealth,
+  type InferenceAdapter,
+  type InferenceApi,
+  type InferenceClient,
+  type TokenUsage,
+} from "./types";
+
+export interface InferenceClientOptions {
+  api: InferenceApi;
+  /** Base URLs, tried in this order; a failing host sits out `cooldownMs`. */
+  hosts: readonly string[];
+  model: string;
+  apiKey?: string;
+  fetch: typeof fetch;
+  clock: Clock;
+  logger?: Logger;
+  /** Per host attempt (default 30 s): a slower host counts as failed and the next one is tried. */
+  timeoutMs?: number;
+  /** How long a host that failed is tried only after the healthy ones (default 30 s). */
+  cooldownMs?: number;
+  /** Health probe timeout (default 5 s). */
+  healthTimeoutMs?: number;
+  /** Swaps the API flavour's adapter; the real adapters are the default. */
+  adapter?: InferenceAdapter;
+}
+
+export const DEFAULT_MODEL = "llama3.1:8b";
+
+const addTokens = (a: TokenUsage, b: TokenUsage): TokenUsage => ({
+  prompt: a.prompt + b.prompt,
+  completion: a.completion + b.completion,
+  total: a.total + b.total,
+});
+
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/** The JSON schema sent to the host as Ollama's `format` / OpenAI's `response_format`. */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  let out = jsonSchemas.get(schema);
+  if (!out) {
+    const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { unrepresentable: "any", io: "output" }) as Record<string, unknown>;
+    out = rest;
+    jsonSchemas.set(schema, out);
+  }
+  return out;
+}
+
+/** Models often wrap JSON in a Markdown fence even when told not to. */
+function stripFence(text: string): string {
+  const t = text.trim();
+  const fenced = /^```(?:json)?\s*([\s\S]*?)\s*```$/i.exec(t);
+  return fenced?.[1] ?? t;
+}
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+function parseAnswer<T>(text: string, schema: z.ZodType<T>, check?: (value: T) => string | undefined): Parsed<T> {
+  let json: unknown;
+  try {
+    json = JSON.parse(stripFence(text));
+  } catch {
+    return { ok: false, problem: "the answer was not valid JSON" };
+  }
+  const result = schema.safeParse(json);
+  if (!result.success) {
+    const first = result.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    return { ok: false, problem: `the answer did not match the schema (${first.join("; ")})` };
+  }
+  const problem = check?.(result.data);
+  return problem ? { ok: false, problem } : { ok: true, value: result.data };
+}
+
+class TimeoutError extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = "TimeoutError";
+  }
+}
+
+/**
+ * The inference client: one adapter (Ollama or OpenAI-compatible), several hosts with failover,
+ * a cooldown for a host that just failed, a timeout per host attempt, the caller's abort passed
+ * down to the host's request, and one re-ask when a structured answer does not validate.
+ */
+export function createInferenceClient(options: InferenceClientOptions): InferenceClient {
+  const adapter =
+    options.adapter ?? (options.api === "openai" ? openaiAdapter({ fetch: options.fetch, apiKey: options.apiKey }) : ollamaAdapter({ fetch: options.fetch, apiKey: options.apiKey }));
+  const hosts = [...options.hosts];
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const cooldownMs = options.cooldownMs ?? 30_000;
+  const healthTimeoutMs = options.healthTimeoutMs ?? 5_000;
+  /** Host → time until which it is only tried after the others. */
+  const coolingUntil = new Map<string, number>();
+  const now = () => options.clock.now();
+
+  function ordered(): string[] {
+    const t = now();
+    const ready = hosts.filter((h) => (coolingUntil.get(h) ?? 0) <= t);
+    const cooling = hosts.filter((h) => (coolingUntil.get(h) ?? 0) > t).sort((a, b) => (coolingUntil.get(a) ?? 0) - (coolingUntil.get(b) ?? 0));
+    return [...ready, ...cooling];
+  }
+
+  async function callHosts(request: CompleteRequest, messages: ChatMessage[], jsonSchema?: Record<string, unknown>): Promise<{ reply: AdapterReply; host: string }> {
+    if (hosts.length === 0) throw new InferenceError("unavailable", "no inference host is configured");
+    const stream = request.stream ?? request.onDelta !== undefined;
+    const limit = request.timeoutMs ?? timeoutMs;
+    let lastError: unknown;
+    for (const host of ordered()) {
+      if (request.signal?.aborted) throw new InferenceError("aborted", "the caller went away", request.signal.reason);
+      const timer = new AbortController();
+      const handle = setTimeout(() => timer.abort(new TimeoutError(limit)), limit);
+      const signal = request.signal ? AbortSignal.any([request.signal, timer.signal]) : timer.signal;
+      try {
+        const reply = await adapter.chat({
+          host,
+          model: options.model,
+          messages,
+          jsonSchema,
+          stream,
+          onDelta: request.onDelta,
+          temperature: request.temperature,
+          maxTokens: request.maxTokens,
+          signal,
+        });
+        coolingUntil.delete(host);
+        return { reply, host };
+      } catch (err) {
+        if (request.signal?.aborted) throw new InferenceError("aborted", "the caller went away", err);
+        lastError = timer.signal.aborted ? timer.signal.reason : err;
+        coolingUntil.set(host, now() + cooldownMs);
+        options.logger?.warn("inference host failed", { host, error: lastError instanceof Error ? lastError.message : String(lastError) });
+      } finally {
+        clearTimeout(handle);
+      }
+    }
+    const timedOut = lastError instanceof TimeoutError;
+    throw new InferenceError("unavailable", timedOut ? "the AI service did not answer in time" : "the AI service is temporarily unavailable", lastError);
+  }
+
+  return {
+    api: adapter.api,
+    hosts,
+    model: options.model,
+    configured: hosts.length > 0,
+
+    async complete(request) {
+      const started = now();
+      const { reply, host } = await callHosts(request, request.messages, request.jsonSchema);
+      return { text: reply.text, model: reply.model, tokens: reply.tokens, host, durationMs: now() - started };
+    },
+
+    async generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
+      const started = now();
+      const jsonSchema = jsonSchemaOf(request.schema);
+      let messages = request.messages;
+      let tokens: TokenUsage = { prompt: 0, completion: 0, total: 0 };
+      let problem = "";
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        const { reply, host } = await callHosts(request, messages, jsonSchema);
+        tokens = addTokens(tokens, reply.tokens);
+        const parsed = parseAnswer(reply.text, request.schema, request.check);
+        if (parsed.ok) return { value: parsed.value, model: reply.model, tokens, host, durationMs: now() - started, attempts: attempt };
+        problem = parsed.problem;
+        options.logger?.warn("inference answer invalid", { host, attempt, problem });
+        messages = [
+          ...request.messages,
+          { role: "assistant", content: reply.text.slice(0, 4000) },
+          { role: "user", content: `That answer was rejected: ${problem}. Answer again with only one JSON object that matches the required schema.` },
+        ];
+      }
+      throw new InferenceError("invalid_answer", `the model's answer stayed invalid after a retry: ${problem}`);
+    },
+
+    async health(signal) {
+      return Promise.all(
+        hosts.map(async (host): Promise<HostHealth> => {
+          const started = now();
+          const timer = AbortSignal.timeout(healthTimeoutMs);
+          const coolingDown = (coolingUntil.get(host) ?? 0) > now();
+          try {
+            const models = await adapter.models(host, signal ? AbortSignal.any([signal, timer]) : timer);
+            return { host, reachable: true, models, latencyMs: now() - started, coolingDown };
+          } catch (err) {
+            return { host, reachable: false, models: [], latencyMs: now() - started, coolingDown, error: err instanceof Error ? err.message.slice(0, 200) : "unreachable" };
+          }
+        }),
+      );
+    },
+  };
+}

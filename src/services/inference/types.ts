@@ -1,0 +1,134 @@
+import type { z } from "zod";
+import { ApiError } from "../../errors";
+
+export type InferenceApi = "ollama" | "openai";
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/** Token counts as the host reported them (0 where the host reported none). */
+export interface TokenUsage {
+  prompt: number;
+  completion: number;
+  total: number;
+}
+
+/** One raw chat call against one host, as an adapter performs it. */
+export interface AdapterCall {
+  host: string;
+  model: string;
+  messages: ChatMessage[];
+  /** A JSON schema the host constrains its answer to (Ollama `format`, OpenAI `response_format`). */
+  jsonSchema?: Record<string, unknown>;
+  stream: boolean;
+  onDelta?: (text: string) => void;
+  temperature?: number;
+  maxTokens?: number;
+  signal: AbortSignal;
+}
+
+export interface AdapterReply {
+  text: string;
+  /** The model name the host says answered. */
+  model: string;
+  tokens: TokenUsage;
+}
+
+/** One inference API flavour (Ollama or OpenAI-compatible) spoken over deps.fetch. */
+export interface InferenceAdapter {
+  readonly api: InferenceApi;
+  chat(call: AdapterCall): Promise<AdapterReply>;
+  /** The models the host has loaded (Ollama /api/tags, OpenAI /v1/models). */
+  models(host: string, signal: AbortSignal): Promise<string[]>;
+}
+
+export interface CompleteRequest {
+  messages: ChatMessage[];
+  /** The caller's cancellation, e.g. the HTTP request's signal (`c.req.raw.signal`). */
+  signal?: AbortSignal;
+  /** Per host attempt; defaults to the client's timeout. */
+  timeoutMs?: number;
+  /** Stream the answer from the host; implied by onDelta. */
+  stream?: boolean;
+  /** Receives each piece of text as it arrives (streams the call). */
+  onDelta?: (text: string) => void;
+  temperature?: number;
+  maxTokens?: number;
+  jsonSchema?: Record<string, unknown>;
+}
+
+export interface CompleteResult {
+  text: string;
+  model: string;
+  tokens: TokenUsage;
+  /** The base URL of the host that answered. */
+  host: string;
+  durationMs: number;
+}
+
+export interface GenerateRequest<T> extends Omit<CompleteRequest, "jsonSchema"> {
+  /** The answer's shape; its JSON schema is sent to the host, and the answer is parsed by it. */
+  schema: z.ZodType<T>;
+  /**
+   * Further checks on a parsed answer (e.g. that it does not echo the system prompt). A returned
+   * problem counts as an invalid answer: the model is asked once more, told what was wrong.
+   */
+  check?: (value: T) => string | undefined;
+}
+
+export interface GenerateResult<T> extends Omit<CompleteResult, "text"> {
+  value: T;
+  /** 1, or 2 when the first answer was invalid and the model was asked again. */
+  attempts: number;
+}
+
+export interface HostHealth {
+  host: string;
+  reachable: boolean;
+  models: string[];
+  latencyMs: number;
+  /** True while the host sits out its cooldown after a failure. */
+  coolingDown: boolean;
+  error?: string;
+}
+
+/**
+ * The inference port. Built once per app (createApp) from config + deps.fetch + deps.clock, and
+ * found on `c.var.runtime.inference`; tests point INFERENCE_URL at test/support/fake-inference.ts.
+ */
+export interface InferenceClient {
+  readonly api: InferenceApi;
+  readonly hosts: readonly string[];
+  readonly model: string;
+  /** Whether INFERENCE_URL names any host; without one, every call throws 503. */
+  readonly configured: boolean;
+  /** Structured output: a JSON answer parsed and validated by `schema`, asked again once if invalid. */
+  generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>>;
+  /** Free text, with the same failover, timeout and abort as generate. */
+  complete(request: CompleteRequest): Promise<CompleteResult>;
+  /** Every host's reachability and loaded models, asked in parallel. */
+  health(signal?: AbortSignal): Promise<HostHealth[]>;
+}
+
+export type InferenceFailure =
+  /** No host configured, every host failed or timed out: 503 service_unavailable. */
+  | "unavailable"
+  /** The answer stayed unparseable or invalid after the one retry: 500 internal_error. */
+  | "invalid_answer"
+  /** The caller's signal fired (the client went away). */
+  | "aborted";
+
+/** What the port throws; an ApiError, so a route that lets it through answers the right status. */
+export class InferenceError extends ApiError {
+  readonly reason: InferenceFailure;
+  constructor(reason: InferenceFailure, message: string, cause?: unknown) {
+    super(reason === "invalid_answer" ? "internal_error" : "service_unavailable", reason === "invalid_answer" ? undefined : message, { cause });
+    this.reason = reason;
+    this.name = "InferenceError";
+    if (reason === "invalid_answer") this.detail = message;
+  }
+  /** For logs only (a 500 says no more than "internal error"). */
+  detail?: string;
+}

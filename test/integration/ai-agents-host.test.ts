@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestApp, type TestApp } from "../support/app";
+import { useTestEnvironment } from "../support/environment";
+import { expectError } from "../support/errors";
+import { startFakeInference, type FakeInference } from "../support/fake-inference";
+import { ENTERPRISE, signIn } from "../support/people";
+
+const env = useTestEnvironment();
+let up: FakeInference;
+let down: FakeInference;
+beforeAll(async () => {
+  [up, down] = await Promise.all([startFakeInference({ model: "up:7b", models: ["spare:1b"] }), startFakeInference({ mode: "down" })]);
+});
+afterAll(async () => {
+  await Promise.all([up.close(), down.close()]);
+});
+
+function app(env2: Record<string, string> = {}): TestApp {
+  return buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, env: { AGENTS_HOST: "agents.example.com", INFERENCE_URL: up.url, ...env2 } });
+}
+
+describe("the agents host", () => {
+  it("serves the AI routes under /api/v1/ai-agents", async () => {
+    const res = await app().request("http://agents.example.com/api/v1/ai-agents/health");
+    expect(res.status).toBe(200);
+  });
+
+  it("answers 404 for every other path, even with a valid token", async () => {
+    const t = app();
+    const user = await signIn(t, env.issuer);
+    for (const path of ["/health", "/api/v1/wallet/overview", "/openapi.json", "/api/v1/ai-agentsx", "/v1/auth/test"]) {
+      const res = await t.request(`http://agents.example.com${path}`, { headers: user.headers });
+      await expectError(res, 404, "not_found");
+    }
+  });
+
+  it("matches the Host header whatever its case or port", async () => {
+    const t = app();
+    for (const host of ["AGENTS.example.com", "agents.example.com:8443"]) {
+      const res = await t.request("/health", { headers: { host } });
+      expect(res.status, host).toBe(404);
+    }
+  });
+
+  it("leaves the base host unrestricted", async () => {
+    const t = app();
+    expect((await t.request("http://api.example.com/health")).status).toBe(200);
+    expect((await t.request("http://api.example.com/api/v1/ai-agents/health")).status).toBe(200);
+  });
+});
+
+describe("GET /api/v1/ai-agents/health", () => {
+  it("reports each host's reachability and models without showing addresses", async () => {
+    for (const api of ["ollama", "openai"]) {
+      const res = await app({ INFERENCE_URL: `${up.url},${down.url}`, INFERENCE_API: api }).request("/api/v1/ai-agents/health");
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { status: string; api: string; hosts: { host: string; reachable: boolean; models: string[] }[] };
+      expect(body).toMatchObject({ status: "degraded", api });
+      expect(body.hosts).toEqual([
+        expect.objectContaining({ host: "host-1", reachable: true, models: ["up:7b", "spare:1b"] }),
+        expect.objectContaining({ host: "host-2", reachable: false, models: [] }),
+      ]);
+      expect(JSON.stringify(body)).not.toContain("127.0.0.1");
+    }
+  });
+
+  it("answers 503 when no host answers or none is configured", async () => {
+    const res = await app({ INFERENCE_URL: down.url }).request("/api/v1/ai-agents/health");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ status: "down" });
+    const none = await buildTestApp({ database: env.db.database }).request("/api/v1/ai-agents/health");
+    expect(none.status).toBe(503);
+  });
+});

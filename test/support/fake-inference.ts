@@ -1,0 +1,257 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A loopback inference host that speaks both APIs the platform supports, so the real clients
+ * (the `ollama` package, our OpenAI-compatible adapter) are what tests exercise:
+ *   Ollama   POST /api/chat (plain, or NDJSON when `stream` is true), GET /api/tags
+ *   OpenAI   POST /v1/chat/completions (plain, or SSE when `stream` is true), GET /v1/models
+ *
+ * Usage:
+ *   const host = await startFakeInference();            // answers valid JSON for any schema
+ *   host.script({ response: "Hi", ... });               // the next answer(s), in order
+ *   host.respond((call) => ({ ... }));                  // or a function of the call
+ *   host.setMode("down" | "slow" | "garbage" | "ok", { delayMs });
+ *   host.received                                        // every call, newest last
+ *   await host.waitForAbort();                           // resolves when a client hung up mid-call
+ *   await host.close();
+ * Without a script or responder, a chat call with a JSON schema (`format` / `response_format`)
+ * gets a small object that satisfies it; one without gets the text "ok".
+ */
+export type FakeMode =
+  /** Answer normally. */
+  | "ok"
+  /** Answer HTTP 503 to chat calls and model listings. */
+  | "down"
+  /** Wait `delayMs` (default 10 s) before answering; a client that hangs up is recorded. */
+  | "slow"
+  /** Answer text that is not JSON. */
+  | "garbage";
+
+export interface ReceivedCall {
+  api: "ollama" | "openai";
+  path: string;
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Record<string, unknown> | undefined;
+  stream: boolean;
+  /** The JSON schema the client sent (Ollama `format`, OpenAI `response_format.json_schema.schema`). */
+  schema: Record<string, unknown> | undefined;
+  messages: { role: string; content: string }[];
+  /** True when the client closed the connection before the answer was complete. */
+  aborted: boolean;
+}
+
+export type Answer = string | Record<string, unknown>;
+
+export interface FakeInferenceOptions {
+  /** Model name reported in replies and listings (default "fake-model:1b"). */
+  model?: string;
+  /** Extra models listed by /api/tags and /v1/models. */
+  models?: string[];
+  mode?: FakeMode;
+  delayMs?: number;
+  /** Token counts reported per reply (default prompt 11, completion 7). */
+  tokens?: { prompt: number; completion: number };
+}
+
+export interface FakeInference {
+  url: string;
+  received: ReceivedCall[];
+  /** Chat calls only. */
+  chats(): ReceivedCall[];
+  setMode(mode: FakeMode, options?: { delayMs?: number }): void;
+  /** Queue answers for the next chat calls; once the queue is empty the responder applies again. */
+  script(...answers: Answer[]): void;
+  respond(fn: ((call: ReceivedCall) => Answer) | undefined): void;
+  waitForAbort(timeoutMs?: number): Promise<ReceivedCall>;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** A small value that satisfies a JSON schema (objects, arrays, strings, numbers, enums). */
+export function sampleFor(schema: Record<string, unknown> | undefined): unknown {
+  if (!schema) return "ok";
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  if ("const" in schema) return schema.const;
+  const anyOf = (schema.anyOf ?? schema.oneOf) as Record<string, unknown>[] | undefined;
+  if (anyOf?.length) return sampleFor(anyOf[0]);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case "object": {
+      const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+      return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, sampleFor(v)]));
+    }
+    case "array": {
+      const min = typeof schema.minItems === "number" ? schema.minItems : 1;
+      return Array.from({ length: Math.max(1, min) }, () => sampleFor(schema.items as Record<string, unknown>));
+    }
+    case "number":
+    case "integer": {
+      const min = typeof schema.minimum === "number" ? schema.minimum : 0;
+      const max = typeof schema.maximum === "number" ? schema.maximum : 1;
+      return type === "integer" ? Math.ceil(min) : (min + max) / 2;
+    }
+    case "boolean":
+      return false;
+    case "string": {
+      const min = typeof schema.minLength === "number" ? schema.minLength : 2;
+      return "ok".padEnd(min, "k");
+    }
+    default:
+      return null;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let data = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => (data += chunk));
+    req.on("end", () => resolve(data));
+    req.on("error", reject);
+  });
+}
+
+function chunks(text: string, parts = 3): string[] {
+  const size = Math.max(1, Math.ceil(text.length / parts));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out.length ? out : [""];
+}
+
+export async function startFakeInference(options: FakeInferenceOptions = {}): Promise<FakeInference> {
+  const model = options.model ?? "fake-model:1b";
+  const tokens = options.tokens ?? { prompt: 11, completion: 7 };
+  let mode: FakeMode = options.mode ?? "ok";
+  let delayMs = options.delayMs ?? 10_000;
+  let queue: Answer[] = [];
+  let responder: ((call: ReceivedCall) => Answer) | undefined;
+  const received: ReceivedCall[] = [];
+  const abortWaiters: ((call: ReceivedCall) => void)[] = [];
+
+  const answerFor = (call: ReceivedCall): string => {
+    if (mode === "garbage") return "Sure! Here is what you asked for: {not json";
+    const next = queue.length ? queue.shift() : responder ? responder(call) : (sampleFor(call.schema) as Answer);
+    return typeof next === "string" ? next : JSON.stringify(next);
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse, call: ReceivedCall): Promise<void> {
+    const path = call.path;
+    const listing = req.method === "GET" && (path === "/api/tags" || path === "/v1/models");
+    const chat = req.method === "POST" && (path === "/api/chat" || path === "/v1/chat/completions");
+    if (!listing && !chat) return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
+    if (mode === "down") return void res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ error: "model is loading" }));
+    if (mode === "slow") {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        res.on("close", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      if (res.destroyed || res.writableEnded) return;
+    }
+    const models = [model, ...(options.models ?? [])];
+    if (listing) {
+      const body = call.api === "ollama" ? { models: models.map((name) => ({ name, model: name, size: 1, digest: "0", details: {} })) } : { object: "list", data: models.map((id) => ({ id, object: "model", owned_by: "fake" })) };
+      return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+    }
+    const content = answerFor(call);
+    const now = new Date().toISOString();
+    if (call.api === "ollama") {
+      if (!call.stream) {
+        return void res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({ model, created_at: now, message: { role: "assistant", content }, done: true, done_reason: "stop", prompt_eval_count: tokens.prompt, eval_count: tokens.completion }),
+        );
+      }
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      for (const piece of chunks(content)) res.write(`${JSON.stringify({ model, created_at: now, message: { role: "assistant", content: piece }, done: false })}\n`);
+      return void res.end(`${JSON.stringify({ model, created_at: now, message: { role: "assistant", content: "" }, done: true, done_reason: "stop", prompt_eval_count: tokens.prompt, eval_count: tokens.completion })}\n`);
+    }
+    const usage = { prompt_tokens: tokens.prompt, completion_tokens: tokens.completion, total_tokens: tokens.prompt + tokens.completion };
+    if (!call.stream) {
+      return void res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({ id: "cmpl-1", object: "chat.completion", created: 0, model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage }),
+      );
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    for (const piece of chunks(content)) res.write(`data: ${JSON.stringify({ id: "cmpl-1", object: "chat.completion.chunk", model, choices: [{ index: 0, delta: { content: piece } }] })}\n\n`);
+    res.write(`data: ${JSON.stringify({ id: "cmpl-1", object: "chat.completion.chunk", model, choices: [], usage })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  }
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      const text = await readBody(req);
+      let body: Record<string, unknown> | undefined;
+      try {
+        body = text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const api = path.startsWith("/v1/") ? "openai" : "ollama";
+      const format = body?.format as Record<string, unknown> | undefined;
+      const responseFormat = body?.response_format as { json_schema?: { schema?: Record<string, unknown> } } | undefined;
+      const call: ReceivedCall = {
+        api,
+        path,
+        method: req.method ?? "GET",
+        headers: req.headers,
+        body,
+        stream: body?.stream === true,
+        schema: api === "ollama" ? (typeof format === "object" ? format : undefined) : responseFormat?.json_schema?.schema,
+        messages: (body?.messages as ReceivedCall["messages"] | undefined) ?? [],
+        aborted: false,
+      };
+      received.push(call);
+      res.on("close", () => {
+        if (!res.writableFinished) {
+          call.aborted = true;
+          for (const w of abortWaiters.splice(0)) w(call);
+        }
+      });
+      await handle(req, res, call);
+    })().catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    chats: () => received.filter((c) => c.path === "/api/chat" || c.path === "/v1/chat/completions"),
+    setMode(next, opts) {
+      mode = next;
+      if (opts?.delayMs !== undefined) delayMs = opts.delayMs;
+    },
+    script: (...answers) => void queue.push(...answers),
+    respond: (fn) => void (responder = fn),
+    waitForAbort(timeoutMs = 5_000) {
+      const done = received.find((c) => c.aborted);
+      if (done) return Promise.resolve(done);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no aborted call within the time")), timeoutMs);
+        abortWaiters.push((call) => {
+          clearTimeout(timer);
+          resolve(call);
+        });
+      });
+    },
+    reset() {
+      received.length = 0;
+      queue = [];
+      responder = undefined;
+      mode = options.mode ?? "ok";
+      delayMs = options.delayMs ?? 10_000;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
