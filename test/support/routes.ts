@@ -53,6 +53,7 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/voice/stt", access: "ai" },
   { method: "POST", template: "/api/v1/voice/tts", access: "ai" },
   { method: "GET", template: "/api/v1/ai-agents/health", access: "public" },
+  { method: "POST", template: "/api/v1/ai-agents/support-video/request", access: "ai", body: { reason: "The app crashes on start", platform: "web" } },
 ];
 
 export function concretePath(route: RouteCase): string {
