@@ -54,6 +54,18 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/voice/tts", access: "ai" },
   { method: "GET", template: "/api/v1/ai-agents/health", access: "public" },
   { method: "POST", template: "/api/v1/ai-agents/support-video/request", access: "ai", body: { reason: "The app crashes on start", platform: "web" } },
+  { method: "POST", template: "/api/v1/ai-agents/chat/response", access: "ai", body: { message: "Hello there!", userId: "usr_nobody" } },
+  { method: "POST", template: "/api/v1/ai-agents/bio/rewrite", access: "ai", body: { currentBio: "I like long walks.", style: "casual" } },
+  { method: "POST", template: "/api/v1/ai-agents/bio/optimize", access: "ai", body: { currentBio: "I like long walks.", style: "casual" } },
+  {
+    method: "POST",
+    template: "/api/v1/ai-agents/match/predict",
+    access: "ai",
+    body: { user1Profile: "Loves hiking, coffee and jazz concerts.", user2Profile: "Jazz fan who hikes every weekend with coffee." },
+  },
+  { method: "POST", template: "/api/v1/ai-agents/experiences/pricing", access: "ai", body: { experienceType: "dinner", location: "Nairobi", duration: 120 } },
+  { method: "GET", template: "/api/v1/ai-agents/context/stats", access: "admin" },
+  { method: "POST", template: "/api/v1/ai-agents/context/invalidate/{userId}", access: "admin" },
 ];
 
 export function concretePath(route: RouteCase): string {

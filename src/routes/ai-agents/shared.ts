@@ -4,6 +4,8 @@ import { ApiError, type ErrorCode } from "../../errors";
 import type { AppEnv } from "../../http/env";
 import { zodIssues } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
+import type { AiContext } from "../../services/ai/ask";
+import type { ContextDeps } from "../../services/ai/context-cache";
 import { DEFAULT_LANGUAGE, isLanguage, LANGUAGE_CODES } from "../../services/ai/languages";
 
 export { AI_AGENTS_PREFIX } from "../../http/agents-host";
@@ -70,9 +72,10 @@ export interface Form {
  * that form alone, and answers its first failing field's endpoint code, all issues in `details`.
  */
 export function aiValidation(forms: Form[]) {
-  return (result: { success: boolean; data: unknown; target: string; error?: z.ZodError }, _c: Context<AppEnv>) => {
-    if (result.success) return;
-    const raw = result.data;
+  return (result: { success: boolean; target: string; error?: z.ZodError }, _c: Context<AppEnv>): undefined => {
+    if (result.success) return undefined;
+    // The validator hands the hook the raw input beside the failure (its type omits it).
+    const raw = (result as { data?: unknown }).data;
     if (result.target !== "json" || !raw || typeof raw !== "object" || Array.isArray(raw)) {
       throw new ApiError("invalid_input", `invalid ${result.target}`, { details: result.error ? zodIssues(result.error) : undefined });
     }
@@ -89,8 +92,8 @@ export function aiValidation(forms: Form[]) {
 }
 
 /** The success envelope of the AI routes. */
-export function envelope<T>(c: Context<AppEnv>, data: T, status: 200 | 201 = 200) {
-  return c.json({ success: true as const, data, timestamp: new Date(c.var.deps.clock.now()).toISOString() }, status);
+export function envelope<T>(c: Context<AppEnv>, data: T) {
+  return c.json({ success: true as const, data, timestamp: new Date(c.var.deps.clock.now()).toISOString() }, 200);
 }
 
 export const Metadata = z
@@ -105,3 +108,15 @@ export const Metadata = z
 export function envelopeSchema<T extends z.ZodType>(name: string, data: T) {
   return z.object({ success: z.literal(true), data, timestamp: z.string() }).openapi(name);
 }
+
+/** The request's view for AI services: the port, the request's abort signal, its start time. */
+export function aiContextOf(c: Context<AppEnv>): AiContext {
+  const { deps, runtime } = c.var;
+  return { inference: runtime.inference, random: deps.random, clock: deps.clock, signal: c.req.raw.signal, startedAt: deps.clock.now() };
+}
+
+export function contextDepsOf(c: Context<AppEnv>): ContextDeps {
+  return { kv: c.var.deps.kv, db: c.var.db, now: c.var.deps.clock.now() };
+}
+
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });

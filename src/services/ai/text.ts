@@ -1,0 +1,58 @@
+/** Text helpers of the AI services: interest normalisation, content words, length cuts. */
+
+const STOPWORDS = new Set(
+  (
+    "a an and are as at be but by for from has have i i'm im in is it its me my of on or our so that the this to we with you your " +
+    "am was were been being do does did not no yes very really just like love loves loving enjoy enjoys also too into about " +
+    "who what when where which why how all any some more most much many other than then there their they them he she his her " +
+    "looking someone person people life time good great new will would can could should want wants need"
+  ).split(" "),
+);
+
+/** A light English stemmer: hiking, hikes and hike compare equal; so do swimming and swim. */
+function stem(word: string): string {
+  let w = word;
+  if (w.length > 4 && w.endsWith("ies")) return `${w.slice(0, -3)}y`;
+  if (w.length > 5 && w.endsWith("ing")) {
+    w = w.slice(0, -3);
+    if (w.length > 2 && w[w.length - 1] === w[w.length - 2] && !"aeiousl".includes(w[w.length - 1] ?? "")) w = w.slice(0, -1);
+  } else if (w.length > 4 && w.endsWith("es") && !w.endsWith("sses")) w = w.slice(0, -2);
+  else if (w.length > 3 && w.endsWith("s") && !w.endsWith("ss")) w = w.slice(0, -1);
+  return w.length > 3 && w.endsWith("e") ? w.slice(0, -1) : w;
+}
+
+/** An interest in comparable form: lower case, punctuation dropped, each word stemmed. */
+export function normaliseInterest(value: string): string {
+  const s = value.toLowerCase().normalize("NFKC").replace(/[^\p{L}\p{N} ]+/gu, " ").replace(/\s+/g, " ").trim();
+  return s.split(" ").map(stem).join(" ");
+}
+
+/** Meaningful words of a free text: comparable form → the word as first written (lower case). */
+export function contentWords(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const raw of text.toLowerCase().normalize("NFKC").split(/[^\p{L}\p{N}']+/u)) {
+    const word = raw.replace(/'/g, "");
+    const key = normaliseInterest(word);
+    if (word.length >= 3 && !STOPWORDS.has(word) && !STOPWORDS.has(key) && !/^\d+$/.test(word) && !out.has(key)) out.set(key, word);
+  }
+  return out;
+}
+
+/**
+ * The longest prefix of `text` within `max` characters that ends at a sentence end, else at a
+ * word boundary, else a hard cut. Counts UTF-16 code units like String.length (what clients see).
+ */
+export function cutToLength(text: string, max: number): string {
+  const t = text.trim();
+  if (t.length <= max) return t;
+  const head = t.slice(0, max + 1);
+  let sentenceEnd = -1;
+  for (const m of head.matchAll(/[.!?…](?=\s|$)/g)) if (m.index + 1 <= max) sentenceEnd = m.index + 1;
+  if (sentenceEnd >= Math.floor(max / 2)) return t.slice(0, sentenceEnd).trim();
+  const space = head.lastIndexOf(" ", max);
+  if (space >= Math.floor(max / 2)) return t.slice(0, space).replace(/[\s,;:–-]+$/u, "").trim();
+  return [...t].slice(0, max).join("").slice(0, max);
+}
+
+export const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
+export const round2 = (value: number) => Math.round(value * 100) / 100;
