@@ -136,6 +136,8 @@ describe("POST /chat/response", () => {
     const bad = await expectAiError(await post(t, me, "/chat/response", { message: "Hello there", userId: me.id }), 500, "internal_error");
     expect(bad.error.message).toBe("internal error");
     expect(bad.error.details).toBe("");
+    // The log, not the client, learns what was wrong.
+    await expect.poll(() => t.logs.some((l) => l.msg === "request failed" && JSON.stringify(l).includes("stayed invalid"))).toBe(true);
     expect(host.chats().filter((c) => c.body?.messages)).toHaveLength(3);
   });
 

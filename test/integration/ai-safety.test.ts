@@ -116,7 +116,7 @@ describe("a client that disconnects", () => {
       await new Promise((r) => setTimeout(r, 100));
       expect(b.chats()).toHaveLength(0);
     } finally {
-      server.closeAllConnections?.();
+      (server as import("node:http").Server).closeAllConnections();
       await new Promise((r) => server.close(r));
     }
   });

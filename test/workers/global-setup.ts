@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { startNeonWsProxy } from "../support/neon-ws-proxy";
+import { startFakeInference } from "../support/fake-inference";
 import { databaseUrl, serverAddress, withPgClient } from "../support/pg";
 import { TEST_PG_ADMIN_URL, randomSuffix } from "../support/services";
 
@@ -9,6 +10,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     workersDatabaseUrl: string;
     neonWsProxyPort: number;
+    inferenceUrl: string;
   }
 }
 
@@ -40,8 +42,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   project.provide("workersDatabaseUrl", url);
   project.provide("neonWsProxyPort", proxy.port);
+  const inference = await startFakeInference({ model: "workerd-test:1b" });
+  project.provide("inferenceUrl", inference.url);
 
   return async () => {
+    await inference.close();
     await proxy.close();
     await withPgClient(TEST_PG_ADMIN_URL, (c) => c.query(`drop database if exists "${name}" with (force)`));
   };

@@ -13,6 +13,7 @@ export default defineProject({
           DATABASE_URL: inject("workersDatabaseUrl"),
           NEON_WS_PROXY: `127.0.0.1:${inject("neonWsProxyPort")}/v2`,
           NEON_INSECURE_WS: "true",
+          INFERENCE_URL: inject("inferenceUrl"),
         },
       },
     })),

@@ -124,11 +124,10 @@ export type InferenceFailure =
 export class InferenceError extends ApiError {
   readonly reason: InferenceFailure;
   constructor(reason: InferenceFailure, message: string, cause?: unknown) {
-    super(reason === "invalid_answer" ? "internal_error" : "service_unavailable", reason === "invalid_answer" ? undefined : message, { cause });
+    const invalid = reason === "invalid_answer";
+    // A 500 tells the client no more than "internal error"; the cause carries the problem to the log.
+    super(invalid ? "internal_error" : "service_unavailable", invalid ? undefined : message, { cause: cause ?? (invalid ? new Error(message) : undefined) });
     this.reason = reason;
     this.name = "InferenceError";
-    if (reason === "invalid_answer") this.detail = message;
   }
-  /** For logs only (a 500 says no more than "internal error"). */
-  detail?: string;
 }
