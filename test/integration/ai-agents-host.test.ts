@@ -64,6 +64,13 @@ describe("GET /api/v1/ai-agents/health", () => {
     }
   });
 
+  it("reuses a probe for a few seconds, so the public route cannot flood the hosts", async () => {
+    const t = app({ INFERENCE_URL: up.url });
+    up.reset();
+    await Promise.all(Array.from({ length: 5 }, () => t.request("/api/v1/ai-agents/health")));
+    expect(up.received.filter((r) => r.path === "/api/tags")).toHaveLength(1);
+  });
+
   it("answers 503 when no host answers or none is configured", async () => {
     const res = await app({ INFERENCE_URL: down.url }).request("/api/v1/ai-agents/health");
     expect(res.status).toBe(503);

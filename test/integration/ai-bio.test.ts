@@ -86,6 +86,15 @@ describe("bio maxLength", () => {
     expect(host.chats()).toHaveLength(2);
   });
 
+  it("cuts a host's endless answers at maxLength after one re-ask", async () => {
+    const me = await member(t, env.issuer);
+    host.setMode("too-long", { length: 3_000 });
+    const body = await ok<Bio>(await post(t, me, "/bio/rewrite", { ...DETAILED, maxLength: 200 }));
+    expect(body.data.bio.length).toBeLessThanOrEqual(200);
+    expect(body.data.bio.endsWith(".")).toBe(true);
+    expect(host.chats()).toHaveLength(2);
+  });
+
   it("cuts at a word boundary when no sentence ends in time, never beyond maxLength", async () => {
     const me = await member(t, env.issuer);
     const long = "hiking baking jazz coffee travel music dancing reading cooking painting climbing swimming";

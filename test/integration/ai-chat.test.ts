@@ -141,6 +141,14 @@ describe("POST /chat/response", () => {
     expect(host.chats().filter((c) => c.body?.messages)).toHaveLength(3);
   });
 
+  it("cuts a rambling answer to its limits instead of failing", async () => {
+    const me = await member(t, env.issuer);
+    host.setMode("too-long", { length: 5_000 });
+    const body = await ok<Chat>(await post(t, me, "/chat/response", { message: "Hello there", userId: me.id }));
+    expect(body.data.response.length).toBeLessThanOrEqual(2000);
+    expect(body.data.suggestions.every((s) => s.length <= 300)).toBe(true);
+  });
+
   it("answers 503 when no inference host is configured", async () => {
     const bare = aiApp(env, []);
     const me = await member(bare, env.issuer);

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
  *   const host = await startFakeInference();            // answers valid JSON for any schema
  *   host.script({ response: "Hi", ... });               // the next answer(s), in order
  *   host.respond((call) => ({ ... }));                  // or a function of the call
- *   host.setMode("down" | "slow" | "garbage" | "ok", { delayMs });
+ *   host.setMode("down" | "slow" | "garbage" | "too-long" | "ok", { delayMs, length });
  *   host.received                                        // every call, newest last
  *   await host.waitForAbort();                           // resolves when a client hung up mid-call
  *   await host.close();
@@ -26,7 +26,9 @@ export type FakeMode =
   /** Wait `delayMs` (default 10 s) before answering; a client that hangs up is recorded. */
   | "slow"
   /** Answer text that is not JSON. */
-  | "garbage";
+  | "garbage"
+  /** Answer as in "ok", with every string in the answer stretched to `length` characters (default 2,000). */
+  | "too-long";
 
 export interface ReceivedCall {
   api: "ollama" | "openai";
@@ -60,7 +62,7 @@ export interface FakeInference {
   received: ReceivedCall[];
   /** Chat calls only. */
   chats(): ReceivedCall[];
-  setMode(mode: FakeMode, options?: { delayMs?: number }): void;
+  setMode(mode: FakeMode, options?: { delayMs?: number; length?: number }): void;
   /** Queue answers for the next chat calls; once the queue is empty the responder applies again. */
   script(...answers: Answer[]): void;
   respond(fn: ((call: ReceivedCall) => Answer) | undefined): void;
@@ -103,6 +105,16 @@ export function sampleFor(schema: Record<string, unknown> | undefined): unknown 
   }
 }
 
+const FILLER = "This sentence pads the answer well past any sensible limit. ";
+
+/** The same value with every string repeated out to `length` characters, in whole sentences. */
+function stretch(value: unknown, length: number): unknown {
+  if (typeof value === "string") return `${value} ${FILLER.repeat(Math.ceil(length / FILLER.length))}`.slice(0, length);
+  if (Array.isArray(value)) return value.map((v) => stretch(v, length));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stretch(v, length)]));
+  return value;
+}
+
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     let data = "";
@@ -125,6 +137,7 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
   const tokens = options.tokens ?? { prompt: 11, completion: 7 };
   let mode: FakeMode = options.mode ?? "ok";
   let delayMs = options.delayMs ?? 10_000;
+  let stretchTo = 2_000;
   let queue: Answer[] = [];
   let responder: ((call: ReceivedCall) => Answer) | undefined;
   const received: ReceivedCall[] = [];
@@ -133,6 +146,7 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
   const answerFor = (call: ReceivedCall): string => {
     if (mode === "garbage") return "Sure! Here is what you asked for: {not json";
     const next = queue.length ? queue.shift() : responder ? responder(call) : (sampleFor(call.schema) as Answer);
+    if (mode === "too-long") return JSON.stringify(stretch(typeof next === "string" ? JSON.parse(next) : next, stretchTo));
     return typeof next === "string" ? next : JSON.stringify(next);
   };
 
@@ -227,6 +241,7 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
     setMode(next, opts) {
       mode = next;
       if (opts?.delayMs !== undefined) delayMs = opts.delayMs;
+      if (opts?.length !== undefined) stretchTo = opts.length;
     },
     script: (...answers) => void queue.push(...answers),
     respond: (fn) => void (responder = fn),
@@ -247,6 +262,7 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
       responder = undefined;
       mode = options.mode ?? "ok";
       delayMs = options.delayMs ?? 10_000;
+      stretchTo = 2_000;
     },
     close: () =>
       new Promise<void>((resolve) => {

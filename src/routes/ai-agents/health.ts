@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http/router";
+import type { HostHealth, InferenceClient } from "../../services/inference";
 import { AI_AGENTS_PREFIX, aiErrors } from "./shared";
 
 const HostState = z.object({
@@ -26,9 +27,22 @@ const route = createRoute({
   },
 });
 
+/** The route is public: probes are reused for a few seconds so it cannot be used to flood the hosts. */
+export const HEALTH_CACHE_MS = 5_000;
+const recent = new WeakMap<InferenceClient, { at: number; report: Promise<HostHealth[]> }>();
+
+function probe(inference: InferenceClient, now: number): Promise<HostHealth[]> {
+  const cached = recent.get(inference);
+  if (cached && now - cached.at < HEALTH_CACHE_MS) return cached.report;
+  // Not tied to one caller's signal: other callers share this probe.
+  const report = inference.health();
+  recent.set(inference, { at: now, report });
+  return report;
+}
+
 export const aiHealthRoutes = createRouter().openapi(route, async (c) => {
   const inference = c.var.runtime.inference;
-  const hosts = (await inference.health(c.req.raw.signal)).map((h, i) => ({
+  const hosts = (await probe(inference, c.var.deps.clock.now())).map((h, i) => ({
     host: `host-${i + 1}`,
     reachable: h.reachable,
     models: h.models,

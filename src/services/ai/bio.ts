@@ -33,13 +33,17 @@ export interface BioResult {
   confidence: number;
 }
 
+// Lengths are enforced by cutting afterwards rather than in the schema: an over-long answer is
+// still a usable answer, and must not turn into a 500.
 const Answer = z.object({
-  headline: z.string().min(1).max(120),
-  bio: z.string().min(1).max(5000),
-  prompts: z.array(z.string().min(1).max(300)).min(1).max(5),
-  improvements: z.array(z.string().min(1).max(300)).max(6),
+  headline: z.string().min(1),
+  bio: z.string().min(1),
+  prompts: z.array(z.string().min(1)).min(1),
+  improvements: z.array(z.string().min(1)),
   confidence: z.number().min(0).max(1),
 });
+const HEADLINE_MAX = 120;
+const ITEM_MAX = 300;
 
 const ROLES: Record<BioMode, string> = {
   rewrite:
@@ -95,10 +99,10 @@ export async function improveBio(ai: AiContext, deps: ContextDeps, actor: Princi
   }
   const v = result.value;
   return {
-    headline: v.headline.trim(),
+    headline: cutToLength(v.headline, HEADLINE_MAX),
     bio: cutToLength(v.bio, input.maxLength),
-    prompts: v.prompts,
-    improvements: v.improvements,
+    prompts: v.prompts.slice(0, 5).map((p) => cutToLength(p, ITEM_MAX)),
+    improvements: v.improvements.slice(0, 6).map((p) => cutToLength(p, ITEM_MAX)),
     confidence: Math.round(v.confidence * 100) / 100,
     metadata: metadata(ai, { model: result.model, tokens: { total: tokens } }, input.language),
   };

@@ -5,6 +5,7 @@ import { ask, metadata, type AiContext, type AiMetadata } from "./ask";
 import { rememberConversation, userContext, type ContextDeps } from "./context-cache";
 import type { LanguageCode } from "./languages";
 import { profileText } from "./profile-text";
+import { cutToLength } from "./text";
 
 export const CHAT_TONES = ["friendly", "casual", "flirty", "professional", "curious"] as const;
 export type ChatTone = (typeof CHAT_TONES)[number];
@@ -25,11 +26,15 @@ export interface ChatResult {
   nextSteps: string[];
 }
 
+// Over-long parts are cut afterwards, not rejected: a chatty answer is still a usable answer.
 const Answer = z.object({
-  response: z.string().min(1).max(2000),
-  suggestions: z.array(z.string().min(1).max(300)).max(5),
-  nextSteps: z.array(z.string().min(1).max(300)).max(5),
+  response: z.string().min(1),
+  suggestions: z.array(z.string().min(1)),
+  nextSteps: z.array(z.string().min(1)),
 });
+const RESPONSE_MAX = 2000;
+const ITEM_MAX = 300;
+const items = (list: string[]) => list.slice(0, 5).map((i) => cutToLength(i, ITEM_MAX));
 
 const ROLE =
   "You are the conversation assistant of a dating and social platform. You help one member reply well in a " +
@@ -60,10 +65,10 @@ export async function chatResponse(ai: AiContext, deps: ContextDeps, actor: Prin
   });
   await rememberConversation(deps, actor, context, [...input.context, input.message]);
   return {
-    response: result.value.response,
-    suggestions: result.value.suggestions,
+    response: cutToLength(result.value.response, RESPONSE_MAX),
+    suggestions: items(result.value.suggestions),
     tone: input.tone,
-    nextSteps: result.value.nextSteps,
+    nextSteps: items(result.value.nextSteps),
     metadata: metadata(ai, result, input.language),
   };
 }

@@ -8,7 +8,7 @@ import { noBlockBetween } from "../safety/blocks";
 import { ask, metadata, type AiContext, type AiMetadata } from "./ask";
 import { userContext, type ContextDeps, type ProfileSummary } from "./context-cache";
 import type { LanguageCode } from "./languages";
-import { clamp, contentWords, normaliseInterest, round2 } from "./text";
+import { clamp, cutToLength, contentWords, normaliseInterest, round2 } from "./text";
 
 /** The most the model may move our computed score, either way. */
 export const MODEL_ADJUSTMENT = 0.15;
@@ -36,7 +36,7 @@ export interface MatchResult {
 }
 
 const Answer = z.object({
-  reasoning: z.string().min(1).max(1500),
+  reasoning: z.string().min(1),
   adjustment: z.number().min(-1).max(1),
   confidence: z.number().min(0).max(1),
 });
@@ -130,7 +130,7 @@ export async function predictMatch(ai: AiContext, deps: ContextDeps, actor: Prin
   const dataConfidence = clamp(0.4 + 0.1 * Math.min(overlap.common.length, 3) + (other ? 0.15 : 0) + (input.userInterests.length ? 0.15 : 0), 0, 1);
   return {
     matchScore: round2(clamp(backbone + adjustment, 0, 1)),
-    reasoning: result.value.reasoning.trim(),
+    reasoning: cutToLength(result.value.reasoning, 1500),
     commonInterests: overlap.common,
     confidence: round2((clamp(result.value.confidence, 0, 1) + dataConfidence) / 2),
     metadata: metadata(ai, result, input.language),

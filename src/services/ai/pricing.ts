@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Principal } from "../../auth/principal";
 import { ask, metadata, type AiContext, type AiMetadata } from "./ask";
 import type { LanguageCode } from "./languages";
-import { clamp, round2 } from "./text";
+import { clamp, cutToLength, round2 } from "./text";
 
 /** US cents per hour, by experience type; an unknown type prices as "other". */
 export const HOURLY_RATES: Record<string, number> = {
@@ -78,7 +78,7 @@ export function basePrice(input: Pick<PricingInput, "experienceType" | "location
 
 const Answer = z.object({
   adjustment: z.number().min(-1).max(1),
-  reasoning: z.string().min(1).max(1500),
+  reasoning: z.string().min(1),
   confidence: z.number().min(0).max(1),
 });
 
@@ -111,7 +111,7 @@ export async function priceExperience(ai: AiContext, _actor: Principal, input: P
     basePrice: base.price,
     finalPrice: Math.max(100, Math.round((base.price * (1 + adjustment)) / 50) * 50),
     adjustment,
-    reasoning: result.value.reasoning.trim(),
+    reasoning: cutToLength(result.value.reasoning, 1500),
     confidence: round2(clamp(result.value.confidence, 0, 1) * (base.type === "other" ? 0.8 : 1)),
     breakdown: { hourlyRate: base.hourlyRate, hours: base.hours, costLevel: base.level, amenitiesShare: base.amenitiesShare },
     metadata: metadata(ai, result, input.language),

@@ -12,13 +12,15 @@ const STOPWORDS = new Set(
 /** A light English stemmer: hiking, hikes and hike compare equal; so do swimming and swim. */
 function stem(word: string): string {
   let w = word;
-  if (w.length > 4 && w.endsWith("ies")) return `${w.slice(0, -3)}y`;
+  if (w.length > 4 && w.endsWith("ies")) return w.slice(0, -2);
   if (w.length > 5 && w.endsWith("ing")) {
     w = w.slice(0, -3);
     if (w.length > 2 && w[w.length - 1] === w[w.length - 2] && !"aeiousl".includes(w[w.length - 1] ?? "")) w = w.slice(0, -1);
   } else if (w.length > 4 && w.endsWith("es") && !w.endsWith("sses")) w = w.slice(0, -2);
   else if (w.length > 3 && w.endsWith("s") && !w.endsWith("ss")) w = w.slice(0, -1);
-  return w.length > 3 && w.endsWith("e") ? w.slice(0, -1) : w;
+  if (w.length > 3 && w.endsWith("e")) return w.slice(0, -1);
+  // parties → parti, party → parti
+  return w.length > 3 && w.endsWith("y") ? `${w.slice(0, -1)}i` : w;
 }
 
 /** An interest in comparable form: lower case, punctuation dropped, each word stemmed. */
@@ -51,7 +53,12 @@ export function cutToLength(text: string, max: number): string {
   if (sentenceEnd >= Math.floor(max / 2)) return t.slice(0, sentenceEnd).trim();
   const space = head.lastIndexOf(" ", max);
   if (space >= Math.floor(max / 2)) return t.slice(0, space).replace(/[\s,;:–-]+$/u, "").trim();
-  return [...t].slice(0, max).join("").slice(0, max);
+  let out = "";
+  for (const ch of t) {
+    if (out.length + ch.length > max) break;
+    out += ch;
+  }
+  return out;
 }
 
 export const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
