@@ -1,3 +1,4 @@
+import { benchAi } from "./ai";
 import { benchAuth } from "./auth";
 import { benchDiscover } from "./discover";
 import { benchHttp } from "./http";
@@ -14,7 +15,13 @@ const flag = (key: string, fallback: number) => {
   return Number.isFinite(value) && value > 0 ? value : fallback;
 };
 
+const text = (key: string) => {
+  const i = rest.indexOf(`--${key}`);
+  return i >= 0 ? rest[i + 1] : undefined;
+};
+
 const benches: Record<string, () => Promise<void>> = {
+  ai: () => benchAi({ seconds: flag("seconds", 10), rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", profileDir: text("profile") }),
   auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
   discover: () =>

@@ -18,6 +18,7 @@ import { paymentRoutes } from "./routes/payments";
 import { paymentWebhookRoutes } from "./routes/payments/webhooks";
 import { kbRoutes } from "./routes/kb";
 import { KB_FORM_PATHS, KB_BODY_LIMITS } from "./routes/kb/limits";
+import { VOICE_PREFIX, voiceRoutes } from "./routes/voice";
 import { HEARTBEAT_MS, POLL_MS } from "./routes/matching/events";
 import { createEventHub } from "./services/matching/event-hub";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
@@ -54,8 +55,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.use("*", requestContext(deps, runtime));
   if (deps.config.AGENTS_HOST) app.use("*", agentsHostOnly(deps.config.AGENTS_HOST));
-  app.use("*", limitBodies([...KB_BODY_LIMITS]));
-  app.use("*", requireJsonBodies([...KB_FORM_PATHS]));
+  app.use("*", limitBodies([...KB_BODY_LIMITS, { prefix: VOICE_PREFIX, maxBytes: deps.config.VOICE_MAX_BODY_BYTES, stream: true }]));
+  app.use("*", requireJsonBodies([...KB_FORM_PATHS], [VOICE_PREFIX]));
 
   app.route("/", healthRoutes);
   app.route("/", authTestRoutes);
@@ -71,6 +72,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", paymentRoutes);
   app.route("/", paymentWebhookRoutes);
   app.route("/", kbRoutes);
+  app.route("/", voiceRoutes);
   app.route("/", aiAgentRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -60,7 +60,15 @@ export const configSchema = z
     INFERENCE_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(600_000), 30_000),
     /** How long a failed inference host is tried only after the healthy ones. */
     INFERENCE_COOLDOWN_MS: withDefault(z.coerce.number().int().min(0).max(3_600_000), 30_000),
+    /** Average minutes a support video call takes; the queue's wait estimate is position × this. */
+    SUPPORT_VIDEO_HANDLING_MINUTES: withDefault(z.coerce.number().int().min(1).max(240), 15),
     VOICE_RUNTIME_URL: optional(httpUrl),
+    /** Key of the identity token the voice runtime verifies (HS256); without it voice answers 503. */
+    VOICE_RUNTIME_SECRET: optional(z.string().min(32, "must be at least 32 characters")),
+    /** The longest the voice runtime may take to start answering, and to send the next chunk. */
+    VOICE_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(600_000), 30_000),
+    /** Largest audio body a voice route accepts; larger answers 413, also mid-stream. */
+    VOICE_MAX_BODY_BYTES: withDefault(z.coerce.number().int().min(1024).max(1024 * 1024 * 1024), 25 * 1024 * 1024),
     PLATFORM_AGENT_URL: optional(httpUrl),
     OBSERVABILITY_TOKEN: optional(z.string().min(16, "must be at least 16 characters")),
     AGENTS_HOST: optional(z.string()),

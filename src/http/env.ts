@@ -45,6 +45,11 @@ export interface AppVariables {
   idempotency?: IdempotencyHandle;
   /** The language an AI route answers in; shape 2 errors echo it. */
   language?: string;
+  /**
+   * Settles when a streamed answer has finished (or was abandoned); the AI concurrency slot is
+   * held until then rather than until the handler returned the headers.
+   */
+  responseDone?: Promise<unknown>;
 }
 
 export interface AppEnv {

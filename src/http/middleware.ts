@@ -46,13 +46,28 @@ export function requestContext(deps: AppDeps, runtime: Runtime): MiddlewareHandl
   };
 }
 
+export interface BodyLimitOverride {
+  prefix: string;
+  maxBytes: number;
+  /**
+   * For bodies that are passed on as they arrive (proxied audio): an undeclared length is counted
+   * while it streams instead of being read whole first, and the stream fails with a 413 ApiError
+   * once it passes the limit.
+   */
+  stream?: boolean;
+}
+
 /** Bodies over the limit answer 413 whether or not the client sent a Content-Length. */
-export function limitBodies(overrides: { prefix: string; maxBytes: number }[] = []): MiddlewareHandler<AppEnv> {
+export function limitBodies(overrides: BodyLimitOverride[] = []): MiddlewareHandler<AppEnv> {
   const onError = (): never => {
     throw new ApiError("payload_too_large", "request body exceeds the size limit");
   };
   const standard = bodyLimit({ maxSize: MAX_BODY_BYTES, onError });
-  const special = overrides.map((o) => ({ prefix: o.prefix, maxBytes: o.maxBytes, mw: bodyLimit({ maxSize: o.maxBytes, onError }) }));
+  const special = overrides.map((o) => ({
+    prefix: o.prefix,
+    maxBytes: o.maxBytes,
+    mw: o.stream ? countWhileStreaming(o.maxBytes) : bodyLimit({ maxSize: o.maxBytes, onError }),
+  }));
   return (c, next) => {
     // Reading c.req.raw makes the Node adapter build a full Request (several times the cost of
     // a small request), so a GET that declares no body skips the check. Body methods always
@@ -71,15 +86,37 @@ export function limitBodies(overrides: { prefix: string; maxBytes: number }[] = 
   };
 }
 
+function countWhileStreaming(maxBytes: number): MiddlewareHandler {
+  return async (c, next) => {
+    const body = c.req.raw.body;
+    if (body) {
+      let seen = 0;
+      const counted = body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            seen += chunk.byteLength;
+            if (seen > maxBytes) controller.error(new ApiError("payload_too_large", "request body exceeds the size limit"));
+            else controller.enqueue(chunk);
+          },
+        }),
+      );
+      c.req.raw = new Request(c.req.raw, { body: counted, duplex: "half" } as RequestInit);
+    }
+    await next();
+  };
+}
+
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
 
 /**
- * Request bodies are JSON unless a path is listed as taking forms (e.g. file uploads). A body in
+ * Request bodies are JSON unless a path is listed as taking forms (e.g. file uploads) or any type. A body in
  * another type answers 400 naming the expected type instead of failing field validation.
  */
-export function requireJsonBodies(formPaths: string[] = []): MiddlewareHandler<AppEnv> {
+export function requireJsonBodies(formPaths: string[] = [], anyTypePaths: string[] = []): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (BODY_METHODS.has(c.req.method) && (declaresBody(c.req.header("content-length"), c.req.header("transfer-encoding")) || c.req.raw.body !== null)) {
+      // Bodies passed on untouched (proxied audio) keep whatever type the client gave them.
+      if (anyTypePaths.some((p) => c.req.path.startsWith(p))) return next();
       const type = c.req.header("content-type") ?? "";
       const formAllowed = formPaths.some((p) => c.req.path.startsWith(p)) && /^(multipart\/form-data|application\/x-www-form-urlencoded)/i.test(type);
       if (!JSON_TYPE.test(type) && !formAllowed) {

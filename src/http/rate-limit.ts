@@ -31,7 +31,11 @@ export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
     try {
       await next();
     } finally {
-      if (ai && counted) defer(c, releaseAiSlot(deps.kv, subject, member, deps.clock.now()), "AI slot release");
+      if (ai && counted) {
+        const streaming = c.get("responseDone");
+        const release = () => releaseAiSlot(deps.kv, subject, member, deps.clock.now());
+        defer(c, streaming ? streaming.then(release, release) : release(), "AI slot release");
+      }
     }
   };
 }

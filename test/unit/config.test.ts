@@ -37,6 +37,8 @@ describe("parseConfig", () => {
     [{ OIDC_ISSUER: "https://id.example.com" }, "OIDC_AUDIENCE"],
     [{ NODE_ENV: "production" }, "OIDC_ISSUER"],
     [{ OBSERVABILITY_TOKEN: "short" }, "OBSERVABILITY_TOKEN"],
+    [{ VOICE_RUNTIME_SECRET: "too-short" }, "VOICE_RUNTIME_SECRET"],
+    [{ VOICE_TIMEOUT_MS: "0" }, "VOICE_TIMEOUT_MS"],
   ])("names the bad variable in %j", (env, variable) => {
     const err = configError(env);
     expect(err.variables).toContain(variable);

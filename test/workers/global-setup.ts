@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { startNeonWsProxy } from "../support/neon-ws-proxy";
 import { startFakeInference } from "../support/fake-inference";
+import { startFakeVoiceRuntime } from "../support/fake-voice-runtime";
 import { databaseUrl, serverAddress, withPgClient } from "../support/pg";
 import { TEST_PG_ADMIN_URL, randomSuffix } from "../support/services";
 
@@ -11,6 +12,8 @@ declare module "vitest" {
     workersDatabaseUrl: string;
     neonWsProxyPort: number;
     inferenceUrl: string;
+    voiceRuntimeUrl: string;
+    voiceRuntimeSecret: string;
   }
 }
 
@@ -44,9 +47,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("neonWsProxyPort", proxy.port);
   const inference = await startFakeInference({ model: "workerd-test:1b" });
   project.provide("inferenceUrl", inference.url);
+  const voice = await startFakeVoiceRuntime(`workers-voice-${randomSuffix()}-${randomSuffix()}-${randomSuffix()}`);
+  project.provide("voiceRuntimeUrl", voice.url);
+  project.provide("voiceRuntimeSecret", voice.secret);
 
   return async () => {
     await inference.close();
+    await voice.close();
     await proxy.close();
     await withPgClient(TEST_PG_ADMIN_URL, (c) => c.query(`drop database if exists "${name}" with (force)`));
   };

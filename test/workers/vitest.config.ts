@@ -14,6 +14,8 @@ export default defineProject({
           NEON_WS_PROXY: `127.0.0.1:${inject("neonWsProxyPort")}/v2`,
           NEON_INSECURE_WS: "true",
           INFERENCE_URL: inject("inferenceUrl"),
+          VOICE_RUNTIME_URL: inject("voiceRuntimeUrl"),
+          VOICE_RUNTIME_SECRET: inject("voiceRuntimeSecret"),
         },
       },
     })),

@@ -6,6 +6,7 @@ import { aiHealthRoutes } from "./health";
 import { supportRoutes } from "./support";
 import { matchRoutes } from "./match";
 import { pricingRoutes } from "./pricing";
+import { supportVideoRoutes } from "./support-video";
 
 /** Every route under /api/v1/ai-agents (served on the base host and on AGENTS_HOST). */
 export const aiAgentRoutes = createRouter()
@@ -15,4 +16,5 @@ export const aiAgentRoutes = createRouter()
   .route("/", matchRoutes)
   .route("/", pricingRoutes)
   .route("/", contextRoutes)
-  .route("/", supportRoutes);
+  .route("/", supportRoutes)
+  .route("/", supportVideoRoutes);
