@@ -30,7 +30,8 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> {
-  const { deps, runtime, db } = c.var;
+  // c.get, not c.var: Hono builds a fresh object of every variable on each c.var read.
+  const [deps, runtime, db] = [c.get("deps"), c.get("runtime"), c.get("db")];
   let verified;
   try {
     verified = await deps.tokenVerifier.verify(token);

@@ -6,8 +6,9 @@ import type { AppEnv } from "./env";
  * execution context and simply lets the promise run. Failures are logged, never thrown.
  */
 export function defer(c: Context<AppEnv>, work: Promise<unknown>, what: string): void {
-  const guarded = work.catch((err: unknown) => c.var.deps.logger.warn(`${what} failed`, { requestId: c.var.requestId, err: String(err) }));
-  const runtime = c.var.runtime;
+  const guarded = work.catch((err: unknown) => c.get("deps").logger.warn(`${what} failed`, { requestId: c.get("requestId"), err: String(err) }));
+  // c.get, not c.var: Hono builds a fresh object of every variable on each c.var read.
+  const runtime = c.get("runtime");
   // Hono's getter throws where there is no execution context; throwing on every request is
   // costly, so the answer is remembered: a process is either a Worker or it is not.
   if (runtime.hasExecutionContext === false) return;

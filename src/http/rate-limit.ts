@@ -13,7 +13,8 @@ import { defer } from "./defer";
 export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
   const ai = kind === "ai";
   return async (c, next) => {
-    const { deps, runtime, db, requestId } = c.var;
+    // c.get, not c.var: Hono builds a fresh object of every variable on each c.var read.
+    const [deps, runtime, db, requestId] = [c.get("deps"), c.get("runtime"), c.get("db"), c.get("requestId")];
     const principal = principalOf(c);
     const subject = principal.keyId ? `key:${principal.keyId}` : `user:${principal.userId}`;
     const member = deps.ids.next("rl");

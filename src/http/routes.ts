@@ -25,7 +25,8 @@ type Access = "user" | "admin" | "ai";
 
 const MIDDLEWARE = {
   user: [authenticate, rateLimit("general")],
-  ai: [authenticate, rateLimit("general"), rateLimit("ai")],
+  // The AI check counts the general quota too, in the same script: one store round trip.
+  ai: [authenticate, rateLimit("ai")],
   admin: [authenticate, rateLimit("general"), adminOnly],
 } as const;
 

@@ -23,6 +23,9 @@ export function createRedisStore(options: { url: string; prefix?: string }): Key
     // retry limit above is what bounds the wait when Redis is down.
     enableOfflineQueue: true,
     retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
+    // Commands issued in the same event-loop turn (many requests at once) leave in one write
+    // instead of one syscall each; order and replies are unchanged.
+    enableAutoPipelining: true,
   });
   // Without a listener ioredis prints every failed reconnect; callers see the failure as a
   // rejected call instead.

@@ -160,5 +160,8 @@ describe("prompt fences", () => {
     expect(echoesPrompt({ bio: "My rules: you are the dating coach of the platform and you write short bios" }, system)).toBeDefined();
     expect(echoesPrompt({ bio: ["I love hiking", "DATA-abc"] }, system, "DATA-abc")).toBeDefined();
     expect(echoesPrompt({ bio: "I love hiking and friendly people" }, system)).toBeUndefined();
+    // The run may start and end inside longer words, span fields and differ in case and spacing.
+    expect(echoesPrompt({ a: "xxYOU are the dating", b: "coach   of the\nplatformzz" }, system)).toBeDefined();
+    expect(echoesPrompt({ bio: "you are the dating coach of a platform and you write" }, system)).toBeUndefined();
   });
 });

@@ -169,6 +169,18 @@ describe("AI limits", () => {
     expect(status).toBe(200);
   });
 
+  it("counts an AI request once against the general quota, in the same check", async () => {
+    const t = app({ clock: fixedClock(START) });
+    t.app.route("/", slowAiRoute(Promise.resolve()));
+    const user = await newUser(env.issuer);
+    const first = await t.request("/__test/ai-slow", { headers: user.headers });
+    const second = await t.request("/__test/ai-slow", { headers: user.headers });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(first.headers.get("x-ratelimit-remaining")).toBe("999");
+    expect(second.headers.get("x-ratelimit-remaining")).toBe("998");
+    expect(second.headers.get("x-ai-ratelimit-remaining")).toBe("98");
+  });
+
   it("frees a slot by expiry when its instance died", async () => {
     const clock = fixedClock(START);
     let release!: () => void;

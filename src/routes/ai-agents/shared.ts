@@ -92,7 +92,7 @@ export function aiValidation(forms: Form[]) {
 
 /** The success envelope of the AI routes. */
 export function envelope<T>(c: Context<AppEnv>, data: T) {
-  return c.json({ success: true as const, data, timestamp: new Date(c.var.deps.clock.now()).toISOString() }, 200);
+  return c.json({ success: true as const, data, timestamp: new Date(c.get("deps").clock.now()).toISOString() }, 200);
 }
 
 export const Metadata = z
@@ -110,12 +110,14 @@ export function envelopeSchema<T extends z.ZodType>(name: string, data: T) {
 
 /** The request's view for AI services: the port, the request's abort signal, its start time. */
 export function aiContextOf(c: Context<AppEnv>): AiContext {
-  const { deps, runtime } = c.var;
+  // c.get, not c.var: Hono builds a fresh object of every variable on each c.var read.
+  const [deps, runtime] = [c.get("deps"), c.get("runtime")];
   return { inference: runtime.inference, random: deps.random, clock: deps.clock, signal: c.req.raw.signal, startedAt: deps.clock.now() };
 }
 
 export function contextDepsOf(c: Context<AppEnv>): ContextDeps {
-  return { kv: c.var.deps.kv, db: c.var.db, now: c.var.deps.clock.now() };
+  const deps = c.get("deps");
+  return { kv: deps.kv, db: c.get("db"), now: deps.clock.now() };
 }
 
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });

@@ -4,6 +4,7 @@ import { assertAdmin } from "../../auth/principal";
 import type { Db } from "../../db/port";
 import { profiles } from "../../db/schema";
 import type { KeyValueStore } from "../../kv/port";
+import { defineScript } from "../../kv/scripts";
 import { ageOn } from "../profiles/card";
 
 /**
@@ -69,8 +70,35 @@ async function loadProfile(db: Db, userId: string, now: number): Promise<Profile
   };
 }
 
+// Each AI call reads its context and writes it back; one script per step keeps that at two
+// store round trips.
+
+/** KEYS: entry, hits. Returns the entry and counts a hit when there is one. */
+export const contextReadScript = defineScript<string | null>({
+  name: "ai_context_read",
+  lua: "local v = redis.call('GET', KEYS[1])\nif v then redis.call('INCR', KEYS[2]) end\nreturn v",
+  memory: (kv, [entry, hits]) => {
+    const value = kv.get(entry as string);
+    if (value !== null) kv.incrBy(hits as string, 1);
+    return value;
+  },
+  parse: (raw) => (raw === null || raw === undefined ? null : String(raw)),
+});
+
+/** KEYS: entry, index. ARGV: value, ttlMs, expiresAt, userId. Writes the entry and indexes it. */
+export const contextStoreScript = defineScript<null>({
+  name: "ai_context_store",
+  lua: "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\nredis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])\nreturn false",
+  memory: (kv, [entry, index], [value, ttlMs, expiresAt, userId]) => {
+    kv.set(entry as string, value as string, Number(ttlMs));
+    kv.zadd(index as string, Number(expiresAt), userId as string);
+    return null;
+  },
+  parse: () => null,
+});
+
 async function store(deps: ContextDeps, userId: string, value: UserContext): Promise<void> {
-  await Promise.all([deps.kv.set(KEY(userId), JSON.stringify(value), { ttlMs: CONTEXT_TTL_MS }), deps.kv.zadd(INDEX, deps.now + CONTEXT_TTL_MS, userId)]);
+  await deps.kv.eval(contextStoreScript, [KEY(userId), INDEX], [JSON.stringify(value), CONTEXT_TTL_MS, deps.now + CONTEXT_TTL_MS, userId]);
 }
 
 function parse(raw: string): UserContext | undefined {
@@ -84,14 +112,13 @@ function parse(raw: string): UserContext | undefined {
 
 /** The caller's own context: from the cache, or read and cached. Only ever the actor's own. */
 export async function userContext(deps: ContextDeps, actor: Principal): Promise<UserContext> {
-  const raw = await deps.kv.get(KEY(actor.userId));
+  const raw = await deps.kv.eval(contextReadScript, [KEY(actor.userId), HITS], []);
   const cached = raw === null ? undefined : parse(raw);
-  if (cached) {
-    await deps.kv.incr(HITS);
-    return cached;
-  }
+  if (cached) return cached;
   const fresh: UserContext = { profile: await loadProfile(deps.db, actor.userId, deps.now), conversation: [], cachedAt: deps.now };
-  await Promise.all([deps.kv.incr(MISSES), store(deps, actor.userId, fresh)]);
+  // An entry that does not parse was counted as a hit by the read; it is a miss.
+  const uncount = raw === null ? [] : [deps.kv.incr(HITS, -1)];
+  await Promise.all([deps.kv.incr(MISSES), store(deps, actor.userId, fresh), ...uncount]);
   return fresh;
 }
 

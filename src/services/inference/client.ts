@@ -120,9 +120,13 @@ export function createInferenceClient(options: InferenceClientOptions): Inferenc
     let lastError: unknown;
     for (const host of ordered()) {
       if (request.signal?.aborted) throw new InferenceError("aborted", "the caller went away", request.signal.reason);
-      const timer = new AbortController();
-      const handle = setTimeout(() => timer.abort(new TimeoutError(limit)), limit);
-      const signal = request.signal ? AbortSignal.any([request.signal, timer.signal]) : timer.signal;
+      // One controller for both ends of the attempt, the timeout and the caller leaving: cheaper
+      // than AbortSignal.any, which is on every call's path.
+      const attempt = new AbortController();
+      const handle = setTimeout(() => attempt.abort(new TimeoutError(limit)), limit);
+      const callerLeft = () => attempt.abort(request.signal?.reason);
+      request.signal?.addEventListener("abort", callerLeft, { once: true });
+      const signal = attempt.signal;
       try {
         const reply = await adapter.chat({
           host,
@@ -139,11 +143,13 @@ export function createInferenceClient(options: InferenceClientOptions): Inferenc
         return { reply, host };
       } catch (err) {
         if (request.signal?.aborted) throw new InferenceError("aborted", "the caller went away", err);
-        lastError = timer.signal.aborted ? timer.signal.reason : err;
+        // The caller's abort returned above, so an aborted controller here means the timeout.
+        lastError = attempt.signal.aborted ? attempt.signal.reason : err;
         coolingUntil.set(host, now() + cooldownMs);
         options.logger?.warn("inference host failed", { host, error: lastError instanceof Error ? lastError.message : String(lastError) });
       } finally {
         clearTimeout(handle);
+        request.signal?.removeEventListener("abort", callerLeft);
       }
     }
     const timedOut = lastError instanceof TimeoutError;

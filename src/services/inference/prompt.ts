@@ -55,7 +55,15 @@ export function echoesPrompt(value: unknown, systemPrompt: string, tag?: string)
   if (tag && text.includes(tag.toLowerCase())) return "the answer repeats internal markers";
   const words = normalise(systemPrompt).split(" ");
   const WINDOW = 8;
-  for (let i = 0; i + WINDOW <= words.length; i++) {
+  // A run found inside the text has its inner words (all but the first and last, which may be
+  // parts of longer words) as whole words of the text. Checking that first leaves the substring
+  // search to the rare window that passes, so the check stays linear in prompt and answer.
+  const textWords = new Set(text.split(" "));
+  let inner = 0;
+  for (let j = 1; j + 1 < words.length; j++) {
+    inner = textWords.has(words[j] as string) ? inner + 1 : 0;
+    const i = j - (WINDOW - 2);
+    if (i < 0 || inner < WINDOW - 2 || i + WINDOW > words.length) continue;
     if (text.includes(words.slice(i, i + WINDOW).join(" "))) return "the answer repeats the instructions";
   }
   return undefined;
