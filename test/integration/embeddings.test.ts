@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createInferenceClient, InferenceError, type InferenceClient } from "../../src/services/inference";
 import { buildIndex } from "../../src/services/kb/retrieval";
 import { makeSnapshot } from "../../src/services/kb/snapshot";
-import { EMBED_BATCH, queryVector, sectionVectors, unit, type Vector } from "../../src/services/kb/vectors";
+import { EMBED_BATCH, packVectors, queryVector, sectionVectors, unit, type Vector } from "../../src/services/kb/vectors";
 import { createMemoryBlobStore } from "../../src/services/kb/blob-store";
 import { relevantHits, STRONG_COSINE } from "../../src/services/support/relevance";
 import { fixedClock, buildTestApp, type TestApp } from "../support/app";
@@ -106,7 +106,7 @@ describe("section vectors", () => {
     const options = { inference, clock: fixedClock(Date.now()) };
     expect(sectionVectors(snapshot, snapshot.sections, options)).toBeUndefined();
     const vectors = await eventually(() => sectionVectors(snapshot, snapshot.sections, options));
-    expect(vectors).toHaveLength(150);
+    expect(vectors.count).toBe(150);
     const calls = host.embeds();
     expect(calls.map((c) => (c.body!.input as string[]).length)).toEqual([EMBED_BATCH, EMBED_BATCH, 150 - 2 * EMBED_BATCH]);
     // Asking again (the next question) costs no call; a new snapshot (new KB version) builds anew.
@@ -130,7 +130,7 @@ describe("section vectors", () => {
     host.setEmbedMode("ok");
     clock.advance(61_000);
     sectionVectors(snapshot, snapshot.sections, options);
-    expect(await eventually(() => sectionVectors(snapshot, snapshot.sections, options))).toHaveLength(3);
+    expect((await eventually(() => sectionVectors(snapshot, snapshot.sections, options))).count).toBe(3);
   });
 });
 
@@ -181,9 +181,9 @@ describe("blended retrieval", () => {
     const snapshot = makeSnapshot({ content: KB, version: 1, updatedAt: new Date().toISOString() }, [], "kb");
     const at = (cos: number) => unit([cos, Math.sqrt(1 - cos * cos)]);
     const query = unit([1, 0]);
-    const weak = snapshot.sections.map((_, i) => at(i === 0 ? STRONG_COSINE - 0.05 : 0));
+    const weak = packVectors(snapshot.sections.map((_, i) => at(i === 0 ? STRONG_COSINE - 0.05 : 0)));
     expect(relevantHits(index, "zzz", 4, { vectors: weak, sections: snapshot.sections, query })).toEqual([]);
-    const strong = snapshot.sections.map((_, i) => at(i === 0 ? STRONG_COSINE + 0.05 : 0));
+    const strong = packVectors(snapshot.sections.map((_, i) => at(i === 0 ? STRONG_COSINE + 0.05 : 0)));
     expect(relevantHits(index, "zzz", 4, { vectors: strong, sections: snapshot.sections, query }).map((h) => h.section.title)).toEqual([snapshot.sections[0]!.title]);
   });
 });

@@ -24,11 +24,47 @@ export function unit(values: readonly number[]): Vector {
   return v;
 }
 
-export function cosine(a: Vector, b: Vector): number {
-  if (a.length !== b.length) return 0;
-  let dot = 0;
-  for (let i = 0; i < a.length; i++) dot += a[i]! * b[i]!;
-  return dot;
+/** Many unit vectors of one dimension, row after row in one array (one allocation, sequential reads). */
+export interface VectorSet {
+  readonly dim: number;
+  readonly count: number;
+  readonly data: Float32Array;
+}
+
+export function packVectors(vectors: readonly Vector[]): VectorSet {
+  const dim = vectors[0]?.length ?? 0;
+  if (vectors.some((v) => v.length !== dim)) throw new Error("vectors of different dimensions");
+  const data = new Float32Array(vectors.length * dim);
+  vectors.forEach((v, i) => data.set(v, i * dim));
+  return { dim, count: vectors.length, data };
+}
+
+/**
+ * The cosine of the query with every vector of the set (all zero when the dimensions differ,
+ * e.g. after the model changed). The hot loop of blended retrieval: four running sums let the
+ * engine overlap the multiplications.
+ */
+export function similarities(set: VectorSet, query: Vector): Float32Array {
+  const out = new Float32Array(set.count);
+  const { dim, data } = set;
+  if (query.length !== dim) return out;
+  const tail = dim - (dim % 4);
+  for (let r = 0, base = 0; r < set.count; r++, base += dim) {
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let d = 0;
+    let i = 0;
+    for (; i < tail; i += 4) {
+      a += data[base + i]! * query[i]!;
+      b += data[base + i + 1]! * query[i + 1]!;
+      c += data[base + i + 2]! * query[i + 2]!;
+      d += data[base + i + 3]! * query[i + 3]!;
+    }
+    for (; i < dim; i++) a += data[base + i]! * query[i]!;
+    out[r] = a + b + c + d;
+  }
+  return out;
 }
 
 export function embeddingText(section: Section): string {
@@ -37,7 +73,7 @@ export function embeddingText(section: Section): string {
 
 interface Build {
   startedAt: number;
-  vectors?: Vector[];
+  vectors?: VectorSet;
   failedAt?: number;
 }
 
@@ -57,7 +93,7 @@ export interface SectionVectorsOptions {
  * after a failure) their build in the background: BM25 serves at once and the blend switches on
  * when the vectors arrive. Batches go one after another so a rebuild never floods the host.
  */
-export function sectionVectors(snapshot: object, sections: readonly Section[], options: SectionVectorsOptions): Vector[] | undefined {
+export function sectionVectors(snapshot: object, sections: readonly Section[], options: SectionVectorsOptions): VectorSet | undefined {
   const { inference, clock } = options;
   const model = inference.embedModel;
   if (!model || !inference.embed || sections.length === 0) return undefined;
@@ -79,8 +115,7 @@ export function sectionVectors(snapshot: object, sections: readonly Section[], o
       const { embeddings } = await inference.embed!({ input: batch });
       for (const e of embeddings) vectors.push(unit(e));
     }
-    if (new Set(vectors.map((v) => v.length)).size > 1) throw new Error("the embedding model changed its dimension mid-build");
-    build.vectors = vectors;
+    build.vectors = packVectors(vectors);
     options.logger?.info("section embeddings ready", { model, sections: sections.length, ms: clock.now() - now });
   })().catch((err: unknown) => {
     build.failedAt = clock.now();

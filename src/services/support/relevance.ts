@@ -1,6 +1,6 @@
 import type { Hit, SectionIndex } from "../kb/retrieval";
 import type { Section } from "../kb/sections";
-import { cosine, type Vector } from "../kb/vectors";
+import { similarities, type Vector, type VectorSet } from "../kb/vectors";
 
 /**
  * Below this share of the top score a section is noise: it shares a word or two with the
@@ -25,7 +25,7 @@ export const STRONG_COSINE = 0.6;
 
 export interface Semantic {
   /** One per section of the index, in the index's section order. */
-  vectors: readonly Vector[];
+  vectors: VectorSet;
   sections: readonly Section[];
   query: Vector;
 }
@@ -54,10 +54,11 @@ export function relevantHits(index: SectionIndex, query: string, limit: number, 
   if (top >= ABSOLUTE_FLOOR) for (const h of lexical) if (h.score >= top * RELATIVE_FLOOR) lexicalShare.set(h.section, h.score / top);
 
   const scored: Hit[] = [];
-  const { vectors, sections } = semantic;
+  const { sections } = semantic;
+  const cosines = similarities(semantic.vectors, semantic.query);
   for (let i = 0; i < sections.length; i++) {
     const section = sections[i]!;
-    const cos = vectors[i] ? cosine(vectors[i]!, semantic.query) : 0;
+    const cos = cosines[i] ?? 0;
     const share = lexicalShare.get(section);
     if (share === undefined && cos < STRONG_COSINE) continue;
     const stretched = Math.max(0, (cos - COSINE_BASELINE) / (1 - COSINE_BASELINE));
