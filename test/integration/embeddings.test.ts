@@ -215,8 +215,8 @@ describe("support chat with embeddings", () => {
     });
     return { t, user: await signIn(t, env.issuer) };
   };
-  const ask = async (t: TestApp, who: Person, message: string) => {
-    const res = await t.request("/api/v1/ai-agents/support/chat", json({ message, language: "en" }, who.headers));
+  const ask = async (t: TestApp, who: Person, message: string, language = "en") => {
+    const res = await t.request("/api/v1/ai-agents/support/chat", json({ message, language }, who.headers));
     expect(res.status).toBe(200);
     return { via: res.headers.get("x-support-answer"), body: (await res.json()) as Result };
   };
@@ -235,6 +235,19 @@ describe("support chat with embeddings", () => {
     expect(later.body.citations).toEqual([{ title: "Refunds", source: "kb#billing/refunds" }]);
     expect(later.body.response).toBe("See Refunds.");
     expect(later.body.escalate).toBe(false);
+  });
+
+  it("a question in the member's language finds the English section by meaning", async () => {
+    const { t, user } = await setup();
+    // "marejesho" (Swahili: refund) is not in the glossary, so BM25 cannot place it.
+    expect((await ask(t, user, "Marejesho?", "sw")).body.citations).toEqual([]);
+    const later = await eventually(async () => {
+      const r = await ask(t, user, "Marejesho?", "sw");
+      return r.body.citations.length ? r : undefined;
+    });
+    expect(later.body.citations[0]?.title).toBe("Refunds");
+    const question = host.embeds().at(-1)!;
+    expect(question.body!.input).toEqual(["Marejesho?"]);
   });
 
   it("without INFERENCE_EMBED_MODEL: BM25 alone, no embedding call", async () => {

@@ -112,7 +112,7 @@ export function sampleFor(schema: Record<string, unknown> | undefined): unknown 
 }
 
 /** Words the fake's embedding model treats as one meaning, so tests can ask with a synonym. */
-const SYNONYMS: Record<string, string> = { reimbursement: "refund", reimburse: "refund", moneyback: "refund", tokens: "coin", token: "coin" };
+const SYNONYMS: Record<string, string> = { reimbursement: "refund", reimburse: "refund", moneyback: "refund", marejesho: "refund", tokens: "coin", token: "coin" };
 const EMBED_DIM = 256;
 
 /**
