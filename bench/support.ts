@@ -1,5 +1,6 @@
 import { startTestIssuer } from "../test/support/issuer";
 import { relevantHits } from "../src/services/support/relevance";
+import { packVectors, unit, type Vector } from "../src/services/kb/vectors";
 import { makeSnapshot } from "../src/services/kb/snapshot";
 import { REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
 
@@ -43,6 +44,33 @@ export async function benchSupport(options: { seconds: number; connections: numb
   // CPU time leaves out the time the thread waited for a core: on a shared machine the wall
   // clock's tail is mostly the scheduler.
   printRow("retrieval, CPU time of the thread", retrievalCpu);
+
+  // Blended retrieval (BM25 + cosine over every section) with vectors of bge-m3's size, 1,024
+  // dimensions; seeded random vectors, since the cost does not depend on what they say. The
+  // question's embedding round trip to the host is not included: it is bounded by its own timeout.
+  const DIM = 1024;
+  const random = rng(99);
+  const vector = (): Vector => unit(Array.from({ length: DIM }, () => random() - 0.5));
+  const vectors = packVectors(snapshot.sections.map(vector));
+  const queryVectors = Array.from({ length: 64 }, vector);
+  const semanticOf = (i: number) => ({ vectors, sections: snapshot.sections, query: queryVectors[i % queryVectors.length]! });
+  for (let i = 0; i < 500; i++) relevantHits(index, queries[i % queries.length]!, 4, semanticOf(i));
+  const blendedCpu: number[] = [];
+  const blendedWall: number[] = [];
+  const blendDeadline = performance.now() + options.seconds * 1000;
+  for (let i = 0; performance.now() < blendDeadline; i++) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    relevantHits(index, queries[i % queries.length]!, 4, semanticOf(i));
+    blendedWall.push(performance.now() - t0);
+    const used = process.cpuUsage(c0);
+    blendedCpu.push((used.user + used.system) / 1000);
+  }
+  const blended = summary(blendedWall, options.seconds);
+  const blendedCpuSummary = summary(blendedCpu, options.seconds);
+  printRow(`blended (${DIM}-dim cosine), wall clock`, blended);
+  printRow(`blended (${DIM}-dim cosine), CPU time`, blendedCpuSummary);
+  console.log(`blended / BM25 alone, p50 CPU: ${(blendedCpuSummary.p50 / Math.max(0.001, retrievalCpu.p50)).toFixed(1)}x; vectors in memory: ${(vectors.data.byteLength / 1024 / 1024).toFixed(1)} MB`);
 
   const issuer = await startTestIssuer();
   const databaseUrl = await freshDatabase("api_bench_support");

@@ -60,6 +60,10 @@ export const configSchema = z
     INFERENCE_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(600_000), 30_000),
     /** How long a failed inference host is tried only after the healthy ones. */
     INFERENCE_COOLDOWN_MS: withDefault(z.coerce.number().int().min(0).max(3_600_000), 30_000),
+    /** Embedding model on the inference hosts (e.g. bge-m3); without it retrieval is BM25 alone. */
+    INFERENCE_EMBED_MODEL: optional(z.string().min(1)),
+    /** The longest a support question waits for its query embedding before retrieving by BM25 alone. */
+    INFERENCE_EMBED_TIMEOUT_MS: withDefault(z.coerce.number().int().min(50).max(60_000), 1_500),
     /** Average minutes a support video call takes; the queue's wait estimate is position × this. */
     SUPPORT_VIDEO_HANDLING_MINUTES: withDefault(z.coerce.number().int().min(1).max(240), 15),
     VOICE_RUNTIME_URL: optional(httpUrl),

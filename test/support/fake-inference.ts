@@ -6,12 +6,15 @@ import type { AddressInfo } from "node:net";
  * (the `ollama` package, our OpenAI-compatible adapter) are what tests exercise:
  *   Ollama   POST /api/chat (plain, or NDJSON when `stream` is true), GET /api/tags
  *   OpenAI   POST /v1/chat/completions (plain, or SSE when `stream` is true), GET /v1/models
+ *   Embeddings: Ollama POST /api/embed, OpenAI POST /v1/embeddings, for any listed model (another
+ *   model answers 404 "model not found", as Ollama does); vectors from `fakeEmbedding`.
  *
  * Usage:
  *   const host = await startFakeInference();            // answers valid JSON for any schema
  *   host.script({ response: "Hi", ... });               // the next answer(s), in order
  *   host.respond((call) => ({ ... }));                  // or a function of the call
  *   host.setMode("down" | "slow" | "garbage" | "too-long" | "ok", { delayMs, length });
+ *   host.setEmbedMode("down" | "slow" | "garbage" | "ok") // embeddings only (setMode sets both)
  *   host.received                                        // every call, newest last
  *   await host.waitForAbort();                           // resolves when a client hung up mid-call
  *   await host.close();
@@ -62,6 +65,9 @@ export interface FakeInference {
   received: ReceivedCall[];
   /** Chat calls only. */
   chats(): ReceivedCall[];
+  /** Embedding calls only. */
+  embeds(): ReceivedCall[];
+  setEmbedMode(mode: FakeMode, options?: { delayMs?: number }): void;
   setMode(mode: FakeMode, options?: { delayMs?: number; length?: number }): void;
   /** Queue answers for the next chat calls; once the queue is empty the responder applies again. */
   script(...answers: Answer[]): void;
@@ -105,6 +111,29 @@ export function sampleFor(schema: Record<string, unknown> | undefined): unknown 
   }
 }
 
+/** Words the fake's embedding model treats as one meaning, so tests can ask with a synonym. */
+const SYNONYMS: Record<string, string> = { reimbursement: "refund", reimburse: "refund", moneyback: "refund", marejesho: "refund", tokens: "coin", token: "coin" };
+const EMBED_DIM = 256;
+
+/**
+ * A deterministic stand-in for an embedding model: a hashed bag of words (lower case, a light
+ * plural/past strip, words of three letters or fewer dropped, SYNONYMS folded together) in 256
+ * dimensions, unit length. Texts sharing words or synonyms get a high cosine; unrelated ones ~0.
+ */
+export function fakeEmbedding(text: string): number[] {
+  const v = new Array<number>(EMBED_DIM).fill(0);
+  for (const raw of text.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
+    if (raw.length <= 3) continue;
+    const word = raw.replace(/(ed|s)$/, "");
+    const meaning = SYNONYMS[raw] ?? SYNONYMS[word] ?? word;
+    let h = 2166136261;
+    for (let i = 0; i < meaning.length; i++) h = Math.imul(h ^ meaning.charCodeAt(i), 16777619);
+    v[(h >>> 0) % EMBED_DIM]! += 1;
+  }
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}
+
 const FILLER = "This sentence pads the answer well past any sensible limit. ";
 
 /** The same value with every string repeated out to `length` characters, in whole sentences. */
@@ -137,6 +166,8 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
   const tokens = options.tokens ?? { prompt: 11, completion: 7 };
   let mode: FakeMode = options.mode ?? "ok";
   let delayMs = options.delayMs ?? 10_000;
+  let embedMode: FakeMode = mode;
+  let embedDelayMs = delayMs;
   let stretchTo = 2_000;
   let queue: Answer[] = [];
   let responder: ((call: ReceivedCall) => Answer) | undefined;
@@ -150,10 +181,37 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
     return typeof next === "string" ? next : JSON.stringify(next);
   };
 
+  async function embed(res: ServerResponse, call: ReceivedCall): Promise<void> {
+    const send = (status: number, body: unknown) => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    if (embedMode === "down") return send(503, { error: "model is loading" });
+    if (embedMode === "slow") {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, embedDelayMs);
+        res.on("close", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      if (res.destroyed || res.writableEnded) return;
+    }
+    const wanted = String(call.body?.model ?? "");
+    if (![model, ...(options.models ?? [])].includes(wanted)) {
+      return call.api === "ollama"
+        ? send(404, { error: `model "${wanted}" not found, try pulling it first` })
+        : send(404, { object: "error", message: `The model \`${wanted}\` does not exist.`, type: "NotFoundError", code: 404 });
+    }
+    const input = call.body?.input;
+    const texts = Array.isArray(input) ? input.map(String) : [String(input ?? "")];
+    const vectors = embedMode === "garbage" ? texts.map(() => ["not", "numbers"]) : texts.map(fakeEmbedding);
+    if (call.api === "ollama") return send(200, { model: wanted, embeddings: vectors, total_duration: 1, load_duration: 0, prompt_eval_count: texts.length });
+    return send(200, { object: "list", model: wanted, data: vectors.map((embedding, index) => ({ object: "embedding", embedding, index })), usage: { prompt_tokens: texts.length, total_tokens: texts.length } });
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse, call: ReceivedCall): Promise<void> {
     const path = call.path;
     const listing = req.method === "GET" && (path === "/api/tags" || path === "/v1/models");
     const chat = req.method === "POST" && (path === "/api/chat" || path === "/v1/chat/completions");
+    if (req.method === "POST" && (path === "/api/embed" || path === "/v1/embeddings")) return embed(res, call);
     if (!listing && !chat) return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
     if (mode === "down") return void res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ error: "model is loading" }));
     if (mode === "slow") {
@@ -238,9 +296,15 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
     url: `http://127.0.0.1:${port}`,
     received,
     chats: () => received.filter((c) => c.path === "/api/chat" || c.path === "/v1/chat/completions"),
+    embeds: () => received.filter((c) => c.path === "/api/embed" || c.path === "/v1/embeddings"),
+    setEmbedMode(next, opts) {
+      embedMode = next;
+      if (opts?.delayMs !== undefined) embedDelayMs = opts.delayMs;
+    },
     setMode(next, opts) {
       mode = next;
-      if (opts?.delayMs !== undefined) delayMs = opts.delayMs;
+      embedMode = next;
+      if (opts?.delayMs !== undefined) delayMs = embedDelayMs = opts.delayMs;
       if (opts?.length !== undefined) stretchTo = opts.length;
     },
     script: (...answers) => void queue.push(...answers),
@@ -262,6 +326,8 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
       responder = undefined;
       mode = options.mode ?? "ok";
       delayMs = options.delayMs ?? 10_000;
+      embedMode = mode;
+      embedDelayMs = delayMs;
       stretchTo = 2_000;
     },
     close: () =>

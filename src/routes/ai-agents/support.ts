@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { principalOf } from "../../http/auth";
+import { defer } from "../../http/defer";
 import { createRouter } from "../../http/router";
 import { DEFAULT_LANGUAGE, type LanguageCode } from "../../services/ai/languages";
 import { kbCache } from "../../services/kb/context";
@@ -79,6 +80,7 @@ export const supportRoutes = createRouter().openapi(
         logger: deps.logger,
         timeoutMs: Math.min(deps.config.INFERENCE_TIMEOUT_MS, SUPPORT_TIMEOUT_CAP_MS),
         signal: c.req.raw.signal,
+        embeddings: { clock: deps.clock, timeoutMs: deps.config.INFERENCE_EMBED_TIMEOUT_MS, background: (work) => defer(c, work, "section embeddings") },
       },
       principalOf(c),
       question,

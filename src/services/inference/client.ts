@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/logger";
+import { createEmbedder, embedCallFor, type EmbedCall } from "./embeddings";
 import { ollamaAdapter } from "./ollama";
 import { openaiAdapter } from "./openai";
 import {
@@ -35,6 +36,10 @@ export interface InferenceClientOptions {
   healthTimeoutMs?: number;
   /** Swaps the API flavour's adapter; the real adapters are the default. */
   adapter?: InferenceAdapter;
+  /** The embedding model; without one the client offers no embed. */
+  embedModel?: string;
+  /** Swaps the embedding call of the API flavour. */
+  embedCall?: EmbedCall;
 }
 
 export const DEFAULT_MODEL = "llama3.1:8b";
@@ -156,11 +161,24 @@ export function createInferenceClient(options: InferenceClientOptions): Inferenc
     throw new InferenceError("unavailable", timedOut ? "the AI service did not answer in time" : "the AI service is temporarily unavailable", lastError);
   }
 
+  const embed = options.embedModel
+    ? createEmbedder({
+        call: options.embedCall ?? embedCallFor(options.api, { fetch: options.fetch, apiKey: options.apiKey }),
+        model: options.embedModel,
+        roster: { ordered, failed: (host) => void coolingUntil.set(host, now() + cooldownMs), succeeded: (host) => void coolingUntil.delete(host) },
+        clock: options.clock,
+        timeoutMs,
+        logger: options.logger,
+      })
+    : undefined;
+
   return {
     api: adapter.api,
     hosts,
     model: options.model,
     configured: hosts.length > 0,
+    embedModel: options.embedModel,
+    embed,
 
     async complete(request) {
       const started = now();

@@ -10,6 +10,7 @@ export function inferenceFromConfig(config: Config, deps: { fetch: typeof fetch;
     api: config.INFERENCE_API,
     hosts: config.INFERENCE_URL ?? [],
     model: config.INFERENCE_MODEL ?? DEFAULT_MODEL,
+    embedModel: config.INFERENCE_EMBED_MODEL,
     apiKey: config.INFERENCE_API_KEY,
     timeoutMs: config.INFERENCE_TIMEOUT_MS,
     cooldownMs: config.INFERENCE_COOLDOWN_MS,

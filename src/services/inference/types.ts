@@ -84,6 +84,21 @@ export interface GenerateResult<T> extends Omit<CompleteResult, "text"> {
   attempts: number;
 }
 
+export interface EmbedRequest {
+  /** Texts to embed; one vector each, in the same order. */
+  input: string[];
+  signal?: AbortSignal;
+  /** Per host attempt; defaults to the client's timeout. */
+  timeoutMs?: number;
+}
+
+export interface EmbedResult {
+  embeddings: number[][];
+  model: string;
+  host: string;
+  durationMs: number;
+}
+
 export interface HostHealth {
   host: string;
   reachable: boolean;
@@ -110,6 +125,13 @@ export interface InferenceClient {
   complete(request: CompleteRequest): Promise<CompleteResult>;
   /** Every host's reachability and loaded models, asked in parallel. */
   health(signal?: AbortSignal): Promise<HostHealth[]>;
+  /** The embedding model (INFERENCE_EMBED_MODEL); absent: no embeddings, embed is not offered. */
+  readonly embedModel?: string;
+  /**
+   * Vectors for texts, with the same host order, cooldown, timeout and abort as generate. Throws
+   * "unavailable" when no host answers or none offers the embedding model.
+   */
+  embed?(request: EmbedRequest): Promise<EmbedResult>;
 }
 
 export type InferenceFailure =

@@ -9,6 +9,8 @@ import { createFence, echoesPrompt, InferenceError, type InferenceClient } from 
 import type { Hit } from "../kb/retrieval";
 import { categoryOf, type Section, type SupportCategory } from "../kb/sections";
 import type { KbCache } from "../kb/snapshot";
+import { queryVector, sectionVectors } from "../kb/vectors";
+import type { Clock } from "../../platform/clock";
 import { escalationReasons, SAFETY_REASONS, type EscalationReason } from "./escalation";
 import { phrasesFor } from "./phrases";
 import { relevantHits } from "./relevance";
@@ -49,6 +51,14 @@ export interface SupportContext {
   /** Per host attempt; the support agent answers from the knowledge base rather than wait longer. */
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Blended retrieval when the inference client has an embedding model; BM25 alone without this. */
+  embeddings?: {
+    clock: Clock;
+    /** The longest the question waits for its own vector. */
+    timeoutMs: number;
+    /** Keeps the section vectors' build alive after the response (Workers' waitUntil). */
+    background?: (work: Promise<unknown>) => void;
+  };
 }
 
 /** How many sections the model sees: enough to answer, few enough to keep the prompt small. */
@@ -100,7 +110,7 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
   }
   const snapshot = await ctx.cache.get(ctx.db);
   const searchText = [question.query, ...(question.tags ?? [])].join(" ");
-  const hits = relevantHits(await snapshot.index(), searchText, SECTIONS_FOR_MODEL);
+  const hits = relevantHits(await snapshot.index(), searchText, SECTIONS_FOR_MODEL, await semanticFor(ctx, snapshot.sections, snapshot, searchText));
   const reasons = escalationReasons(`${question.query} ${question.context ?? ""}`);
   const safetyRisk = reasons.some((r) => SAFETY_REASONS.includes(r));
   const category: SupportCategory = safetyRisk ? "safety" : (question.topic ?? categoryOf(question.query) ?? hits[0]?.section.category ?? "technical");
@@ -134,6 +144,19 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
     }
   }
   return { via: "fallback", answer: fallbackAnswer(question, category, hits, reasons) };
+}
+
+/**
+ * Section vectors and the question's vector, when both are at hand; otherwise undefined and the
+ * question is answered from BM25 alone. The question is embedded as asked (a multilingual model
+ * places it near the sections in any language), within its own short timeout.
+ */
+async function semanticFor(ctx: SupportContext, sections: Section[], snapshot: object, searchText: string) {
+  if (!ctx.embeddings || !ctx.inference.embedModel) return undefined;
+  const vectors = sectionVectors(snapshot, sections, { inference: ctx.inference, clock: ctx.embeddings.clock, logger: ctx.logger, background: ctx.embeddings.background });
+  if (!vectors) return undefined;
+  const query = await queryVector(ctx.inference, searchText, { clock: ctx.embeddings.clock, timeoutMs: ctx.embeddings.timeoutMs, signal: ctx.signal });
+  return query ? { vectors, sections, query } : undefined;
 }
 
 /** The answer without a model: the best section's first sentences, with its citation. */
