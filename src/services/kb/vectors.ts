@@ -1,6 +1,7 @@
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/logger";
 import type { InferenceClient } from "../inference/types";
+import { buildIvf, DEFAULT_NPROBE, dotRow, IVF_MIN_ROWS, probeLists, type Ivf } from "./ivf";
 import type { Section } from "./sections";
 
 /** Sections per embedding call: large enough to amortise the round trip, small enough for one host batch. */
@@ -29,6 +30,8 @@ export interface VectorSet {
   readonly dim: number;
   readonly count: number;
   readonly data: Float32Array;
+  /** Present from IVF_MIN_ROWS rows up: questions then scan a few lists instead of every row. */
+  readonly ivf?: Ivf;
 }
 
 export function packVectors(vectors: readonly Vector[]): VectorSet {
@@ -36,35 +39,49 @@ export function packVectors(vectors: readonly Vector[]): VectorSet {
   if (vectors.some((v) => v.length !== dim)) throw new Error("vectors of different dimensions");
   const data = new Float32Array(vectors.length * dim);
   vectors.forEach((v, i) => data.set(v, i * dim));
-  return { dim, count: vectors.length, data };
+  const count = vectors.length;
+  return count >= IVF_MIN_ROWS && dim > 0 ? { dim, count, data, ivf: buildIvf(data, count, dim) } : { dim, count, data };
 }
 
 /**
  * The cosine of the query with every vector of the set (all zero when the dimensions differ,
- * e.g. after the model changed). The hot loop of blended retrieval: four running sums let the
- * engine overlap the multiplications.
+ * e.g. after the model changed). The exact scan: one dot product per row.
  */
 export function similarities(set: VectorSet, query: Vector): Float32Array {
   const out = new Float32Array(set.count);
   const { dim, data } = set;
   if (query.length !== dim) return out;
-  const tail = dim - (dim % 4);
-  for (let r = 0, base = 0; r < set.count; r++, base += dim) {
-    let a = 0;
-    let b = 0;
-    let c = 0;
-    let d = 0;
-    let i = 0;
-    for (; i < tail; i += 4) {
-      a += data[base + i]! * query[i]!;
-      b += data[base + i + 1]! * query[i + 1]!;
-      c += data[base + i + 2]! * query[i + 2]!;
-      d += data[base + i + 3]! * query[i + 3]!;
-    }
-    for (; i < dim; i++) a += data[base + i]! * query[i]!;
-    out[r] = a + b + c + d;
-  }
+  for (let r = 0; r < set.count; r++) out[r] = dotRow(data, r, query, dim);
   return out;
+}
+
+/** Rows and their cosines with the query, rows ascending. */
+export interface ScoredRows {
+  rows: Int32Array;
+  cosines: Float32Array;
+}
+
+/**
+ * The cosines worth computing for a question: every row when the set has no index (exact), else
+ * the members of the `nprobe` lists nearest the query plus the `required` rows, which are always
+ * scored exactly (the blend needs their true cosine). Every row at zero when the dimensions differ.
+ */
+export function candidateSimilarities(set: VectorSet, query: Vector, required: Iterable<number>, nprobe = DEFAULT_NPROBE): ScoredRows {
+  const { dim, data, ivf } = set;
+  if (!ivf || query.length !== dim) return { rows: Int32Array.from({ length: set.count }, (_, r) => r), cosines: similarities(set, query) };
+  const wanted = new Uint8Array(set.count);
+  for (const r of required) if (r >= 0 && r < set.count) wanted[r] = 1;
+  for (const l of probeLists(ivf, query, dim, nprobe)) for (let m = ivf.offsets[l]!; m < ivf.offsets[l + 1]!; m++) wanted[ivf.members[m]!] = 1;
+  let n = 0;
+  for (let r = 0; r < set.count; r++) n += wanted[r]!;
+  const rows = new Int32Array(n);
+  const cosines = new Float32Array(n);
+  for (let r = 0, i = 0; r < set.count; r++) {
+    if (!wanted[r]) continue;
+    rows[i] = r;
+    cosines[i++] = dotRow(data, r, query, dim);
+  }
+  return { rows, cosines };
 }
 
 export function embeddingText(section: Section): string {
