@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildIvf, IVF_MIN_ROWS } from "../../src/services/kb/ivf";
-import { candidateSimilarities, packVectors, similarities } from "../../src/services/kb/vectors";
+import { candidateSimilarities, packVectors, packVectorsInChunks, similarities } from "../../src/services/kb/vectors";
 import { recallAt, topicalVectors, topRows } from "../support/vectors";
 
 const exactTop = (set: ReturnType<typeof packVectors>, query: Float32Array, k: number) => {
@@ -75,5 +75,16 @@ describe("section vector index (IVF)", () => {
     const ivf = buildIvf(set.data, set.count, set.dim, 10);
     expect(ivf.lists).toBe(5);
     expect(ivf.offsets[5]).toBe(5);
+  });
+});
+
+describe("chunked index build", () => {
+  it("gives the same lists as the one-go build", async () => {
+    const { sections } = topicalVectors({ count: 700, queries: 0, dim: 32, topics: 20, seed: 8 });
+    const a = packVectors(sections).ivf!;
+    const b = (await packVectorsInChunks(sections)).ivf!;
+    expect([...b.members]).toEqual([...a.members]);
+    expect([...b.offsets]).toEqual([...a.offsets]);
+    expect([...b.centroids]).toEqual([...a.centroids]);
   });
 });

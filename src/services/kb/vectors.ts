@@ -1,7 +1,7 @@
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/logger";
 import type { InferenceClient } from "../inference/types";
-import { buildIvf, DEFAULT_NPROBE, dotRow, IVF_MIN_ROWS, probeLists, type Ivf } from "./ivf";
+import { buildIvf, buildIvfInChunks, DEFAULT_NPROBE, dotRow, IVF_MIN_ROWS, probeLists, type Ivf } from "./ivf";
 import type { Section } from "./sections";
 
 /** Sections per embedding call: large enough to amortise the round trip, small enough for one host batch. */
@@ -34,13 +34,25 @@ export interface VectorSet {
   readonly ivf?: Ivf;
 }
 
-export function packVectors(vectors: readonly Vector[]): VectorSet {
+function packRows(vectors: readonly Vector[]): { dim: number; count: number; data: Float32Array } {
   const dim = vectors[0]?.length ?? 0;
   if (vectors.some((v) => v.length !== dim)) throw new Error("vectors of different dimensions");
   const data = new Float32Array(vectors.length * dim);
   vectors.forEach((v, i) => data.set(v, i * dim));
-  const count = vectors.length;
-  return count >= IVF_MIN_ROWS && dim > 0 ? { dim, count, data, ivf: buildIvf(data, count, dim) } : { dim, count, data };
+  return { dim, count: vectors.length, data };
+}
+
+const wantsIndex = (set: { dim: number; count: number }) => set.count >= IVF_MIN_ROWS && set.dim > 0;
+
+export function packVectors(vectors: readonly Vector[]): VectorSet {
+  const set = packRows(vectors);
+  return wantsIndex(set) ? { ...set, ivf: buildIvf(set.data, set.count, set.dim) } : set;
+}
+
+/** packVectors in chunks that yield, for a live instance. */
+export async function packVectorsInChunks(vectors: readonly Vector[]): Promise<VectorSet> {
+  const set = packRows(vectors);
+  return wantsIndex(set) ? { ...set, ivf: await buildIvfInChunks(set.data, set.count, set.dim) } : set;
 }
 
 /**
@@ -132,7 +144,7 @@ export function sectionVectors(snapshot: object, sections: readonly Section[], o
       const { embeddings } = await inference.embed!({ input: batch });
       for (const e of embeddings) vectors.push(unit(e));
     }
-    build.vectors = packVectors(vectors);
+    build.vectors = await packVectorsInChunks(vectors);
     options.logger?.info("section embeddings ready", { model, sections: sections.length, ms: clock.now() - now });
   })().catch((err: unknown) => {
     build.failedAt = clock.now();
