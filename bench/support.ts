@@ -2,7 +2,7 @@ import { startTestIssuer } from "../test/support/issuer";
 import { relevantHits } from "../src/services/support/relevance";
 import { DEFAULT_NPROBE } from "../src/services/kb/ivf";
 import { candidateSimilarities, packVectors, similarities, type VectorSet } from "../src/services/kb/vectors";
-import { recallAt, topicalVectors, topRows } from "../test/support/vectors";
+import { recallAt, seeded, topicalVectors, topRows } from "../test/support/vectors";
 import { makeSnapshot } from "../src/services/kb/snapshot";
 import { REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
 
@@ -190,18 +190,6 @@ function printRow(label: string, s: Summary): void {
   console.log(label.padEnd(38), String(s.perSecond).padStart(9), s.p50.toFixed(3).padStart(9), s.p99.toFixed(3).padStart(9), String(s.count).padStart(9));
 }
 
-/** A seeded generator, so every run indexes the same text. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SUPPORT_WORDS =
   "account profile photo bio interests coins wallet balance transfer payment card crypto mobile money pending refund charge subscription premium enterprise standard plan renew period wink match like pass discovery distance age block report scam harassment safety meet verify email password login sign notification app error crash slow limit request hour minute language translate support ticket person agent delete hide visible boost travel city country gift code redeem invoice receipt tax currency dollar cent leaderboard award reward streak chat message voice video call".split(" ");
 const SYLLABLES = "ka lo mi ne ru sa te vo zi pa de fo gu hi ja ke li mo nu po qui ra se ti ve xa yo zu ba ce".split(" ");
@@ -221,7 +209,7 @@ function vocabulary(random: () => number, size: number): string[] {
 const pick = (random: () => number, words: string[]) => words[Math.floor(words.length * random() ** 3)]!;
 
 export function generateKb(bytes: number): string {
-  const random = rng(42);
+  const random = seeded(42);
   const words = vocabulary(random, 20_000);
   const categories = ["Billing", "Coins and wallet", "Account", "Matching", "Safety", "Technical"];
   const out: string[] = [];
@@ -242,8 +230,8 @@ export function generateKb(bytes: number): string {
 }
 
 export function generateQueries(count: number): string[] {
-  const random = rng(7);
-  const words = vocabulary(rng(42), 20_000);
+  const random = seeded(7);
+  const words = vocabulary(seeded(42), 20_000);
   const real = [
     "How do I buy coins?",
     "my payment is still pending",

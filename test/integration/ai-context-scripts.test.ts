@@ -1,24 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryStore } from "../../src/kv/memory";
+import { describe, expect, it } from "vitest";
 import type { KeyValueStore } from "../../src/kv/port";
-import { createUpstashStore } from "../../src/kv/upstash";
-import { createRedisStore } from "../../src/node/kv-redis";
 import { contextReadScript, contextStoreScript } from "../../src/services/ai/context-cache";
-import { TEST_REDIS_URL, randomSuffix } from "../support/services";
-import { startUpstashRestServer } from "../support/upstash-rest-server";
-import { testRedis, type TestRedis } from "../support/redis";
+import { useEveryStore } from "../support/every-store";
 
-const TOKEN = "upstash-test-token";
-let upstash: { url: string; close(): Promise<void> };
-let redis: TestRedis;
-
-beforeAll(async () => {
-  upstash = await startUpstashRestServer({ redisUrl: TEST_REDIS_URL, token: TOKEN });
-  redis = testRedis();
-});
-afterAll(async () => {
-  await Promise.all([upstash.close(), redis.cleanup()]);
-});
+const onEveryStore = useEveryStore();
 
 /** Reads and writes of the AI context cache, with what plain commands then see. */
 async function scenario(kv: KeyValueStore): Promise<unknown[]> {
@@ -37,17 +22,7 @@ async function scenario(kv: KeyValueStore): Promise<unknown[]> {
 
 describe("the AI context cache scripts", () => {
   it("answer identically on the in-memory store, Redis and Upstash", async () => {
-    const prefix = `${redis.prefix}${randomSuffix()}:`;
-    const stores: [string, KeyValueStore][] = [
-      ["memory", createMemoryStore()],
-      ["redis", createRedisStore({ url: TEST_REDIS_URL, prefix: `${prefix}r:` })],
-      ["upstash", createUpstashStore({ url: upstash.url, token: TOKEN, prefix: `${prefix}u:` })],
-    ];
-    const results: Record<string, unknown[]> = {};
-    for (const [name, kv] of stores) {
-      results[name] = await scenario(kv);
-      await kv.close();
-    }
+    const results = await onEveryStore(scenario);
     expect(results.memory).toEqual([
       null,
       null,

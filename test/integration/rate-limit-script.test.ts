@@ -1,27 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryStore } from "../../src/kv/memory";
+import { describe, expect, it } from "vitest";
 import type { KeyValueStore } from "../../src/kv/port";
-import { createUpstashStore } from "../../src/kv/upstash";
-import { createRedisStore } from "../../src/node/kv-redis";
 import { fixedClock } from "../../src/platform/clock";
 import { HOUR_MS } from "../../src/services/rate-limit/limits";
 import { checkRate, releaseAiSlot } from "../../src/services/rate-limit/limiter";
 import type { Tier } from "../../src/services/tiers/port";
-import { TEST_REDIS_URL, randomSuffix } from "../support/services";
-import { startUpstashRestServer } from "../support/upstash-rest-server";
-import { testRedis, type TestRedis } from "../support/redis";
+import { useEveryStore } from "../support/every-store";
 
-const TOKEN = "upstash-test-token";
-let upstash: { url: string; close(): Promise<void> };
-let redis: TestRedis;
-
-beforeAll(async () => {
-  upstash = await startUpstashRestServer({ redisUrl: TEST_REDIS_URL, token: TOKEN });
-  redis = testRedis();
-});
-afterAll(async () => {
-  await Promise.all([upstash.close(), redis.cleanup()]);
-});
+const onEveryStore = useEveryStore();
 
 const START = Date.parse("2026-05-05T08:00:00Z");
 
@@ -57,17 +42,7 @@ async function scenario(kv: KeyValueStore, clock: ReturnType<typeof fixedClock>)
 
 describe("the rate-check script", () => {
   it("answers identically on the in-memory store, Redis and Upstash", async () => {
-    const prefix = `${redis.prefix}${randomSuffix()}:`;
-    const stores: [string, KeyValueStore][] = [
-      ["memory", createMemoryStore()],
-      ["redis", createRedisStore({ url: TEST_REDIS_URL, prefix: `${prefix}r:` })],
-      ["upstash", createUpstashStore({ url: upstash.url, token: TOKEN, prefix: `${prefix}u:` })],
-    ];
-    const results: Record<string, unknown[]> = {};
-    for (const [name, kv] of stores) {
-      results[name] = await scenario(kv, fixedClock(START));
-      await kv.close();
-    }
+    const results = await onEveryStore((kv) => scenario(kv, fixedClock(START)));
     const memory = results.memory as { ok: boolean }[];
     expect(memory.filter((r) => r.ok).length).toBeGreaterThan(100);
     expect(memory.filter((r) => !r.ok).length).toBeGreaterThan(3);
