@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppDeps } from "./deps";
 import type { AppEnv, Runtime } from "./http/env";
 import { notFound, onError } from "./http/error-handler";
-import { limitBodies, requestContext, requireJsonBodies } from "./http/middleware";
+import { checkBodies, inSequence, requestContext } from "./http/middleware";
 import { healthRoutes } from "./routes/health";
 import { apiKeyRoutes } from "./routes/admin/api-keys";
 import { authTestRoutes } from "./routes/auth/test";
@@ -53,10 +53,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
         : undefined,
   };
 
-  app.use("*", requestContext(deps, runtime));
-  if (deps.config.AGENTS_HOST) app.use("*", agentsHostOnly(deps.config.AGENTS_HOST));
-  app.use("*", limitBodies([...KB_BODY_LIMITS, { prefix: VOICE_PREFIX, maxBytes: deps.config.VOICE_MAX_BODY_BYTES, stream: true }]));
-  app.use("*", requireJsonBodies([...KB_FORM_PATHS], [VOICE_PREFIX]));
+  const bodies = checkBodies({
+    limits: [...KB_BODY_LIMITS, { prefix: VOICE_PREFIX, maxBytes: deps.config.VOICE_MAX_BODY_BYTES, stream: true }],
+    formPaths: [...KB_FORM_PATHS],
+    anyTypePaths: [VOICE_PREFIX],
+  });
+  const agentsHost = deps.config.AGENTS_HOST ? agentsHostOnly(deps.config.AGENTS_HOST) : undefined;
+  app.use("*", requestContext(deps, runtime, agentsHost ? inSequence(agentsHost, bodies) : bodies));
 
   app.route("/", healthRoutes);
   app.route("/", authTestRoutes);

@@ -88,6 +88,9 @@ export class ApiError extends Error {
   }
 }
 
+/** What an error answer is built from: an ApiError, or the same fields without the Error around them. */
+export type ErrorAnswer = Pick<ApiError, "code" | "status" | "message" | "details" | "retryAfter" | "headers">;
+
 export function isApiError(value: unknown): value is ApiError {
   return value instanceof ApiError;
 }
@@ -125,14 +128,14 @@ export interface AiErrorBody {
   requestId: string;
 }
 
-export function standardBody(err: ApiError, requestId: string): StandardErrorBody {
+export function standardBody(err: ErrorAnswer, requestId: string): StandardErrorBody {
   const body: StandardErrorBody = { error: err.code, message: err.message, code: err.status, requestId };
   if (err.details !== undefined) body.details = err.details;
   if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) body.retry_after = err.retryAfter;
   return body;
 }
 
-export function aiBody(err: ApiError, requestId: string, language: string, now: Date): AiErrorBody {
+export function aiBody(err: ErrorAnswer, requestId: string, language: string, now: Date): AiErrorBody {
   const details =
     err.details === undefined ? "" : typeof err.details === "string" ? err.details : err.details.map((d) => `${d.path}: ${d.message}`).join("; ");
   return {

@@ -1,6 +1,6 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { ApiError, aiBody, codeForStatus, standardBody } from "../errors";
+import { ApiError, aiBody, codeForStatus, standardBody, type ErrorAnswer } from "../errors";
 import type { AppEnv } from "./env";
 
 function toApiError(err: unknown): ApiError {
@@ -16,16 +16,19 @@ function toApiError(err: unknown): ApiError {
   return new ApiError("internal_error", undefined, { cause: err });
 }
 
-function respond(c: Context<AppEnv>, err: ApiError): Response {
+function respond(c: Context<AppEnv>, err: ErrorAnswer): Response {
   const requestId = c.get("requestId") ?? "unknown";
-  const headers: Record<string, string> = { ...err.headers, "X-Request-Id": requestId };
-  if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["Retry-After"] = String(err.retryAfter);
+  // A plain header record, not Hono's c.json(): with more than one header Hono builds a Headers
+  // object, and the Node adapter then has to copy it back out, which costs more than the rest
+  // of a small error answer.
+  const headers: Record<string, string> = { ...err.headers, "content-type": "application/json", "x-request-id": requestId };
+  if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
   const body =
     c.get("errorShape") === "ai"
       ? aiBody(err, requestId, c.get("language") ?? "en", new Date(c.get("deps")?.clock.now() ?? Date.now()))
       : standardBody(err, requestId);
   c.set("requestIdOnResponse", true);
-  return c.json(body, err.status, headers);
+  return new Response(JSON.stringify(body), { status: err.status, headers });
 }
 
 /** The one error path: every thrown error, validation failure and library exception ends here. */
@@ -42,7 +45,11 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
   return respond(c, apiError);
 };
 
-export const notFound: NotFoundHandler<AppEnv> = (c) => respond(c, new ApiError("not_found", `no route for ${c.req.method} ${truncate(c.req.path)}`));
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+// An unmatched path is an answer, not a fault: built without an Error object around it.
+export const notFound: NotFoundHandler<AppEnv> = (c) =>
+  respond(c, { code: "not_found", status: 404, message: `no route for ${c.req.method} ${truncate(c.req.path)}`, headers: NO_HEADERS });
 
 function truncate(path: string): string {
   return path.length > 120 ? `${path.slice(0, 120)}…` : path;

@@ -4,6 +4,7 @@ import { ApiError } from "../errors";
 import type { AppDeps } from "../deps";
 import type { AppEnv, Runtime } from "./env";
 import { defer } from "./defer";
+import { onError } from "./error-handler";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -12,10 +13,11 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
  * Puts deps, a request id and a database session on the context, releases the session when the
- * request ends, and writes the one access-log line. Kept as one middleware: it is on every
- * request's path, and each extra layer costs throughput.
+ * request ends, and writes the one access-log line. Kept as one middleware, with the checks every
+ * request passes (`guard`, run inside it): each extra layer on every request's path costs
+ * throughput.
  */
-export function requestContext(deps: AppDeps, runtime: Runtime): MiddlewareHandler<AppEnv> {
+export function requestContext(deps: AppDeps, runtime: Runtime, guard?: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = deps.clock.now();
     const incoming = c.req.header("x-request-id");
@@ -26,7 +28,19 @@ export function requestContext(deps: AppDeps, runtime: Runtime): MiddlewareHandl
     const session = deps.database.session();
     c.set("db", session.db);
     try {
-      await next();
+      if (!guard) await next();
+      else {
+        try {
+          await guard(c, next);
+        } catch (err) {
+          // What Hono does for a failing middleware one layer out, done here so that the access
+          // line below sees the error answer. The handler's own errors never reach this: Hono
+          // has turned them into the answer inside next().
+          if (!(err instanceof Error)) throw err;
+          c.error = err;
+          c.res = await onError(err, c);
+        }
+      }
     } finally {
       // Error answers carry it already. Otherwise it is set on the finished response: c.header()
       // here would make Hono rebuild it, and a header prepared before the handler pushes the
@@ -44,6 +58,26 @@ export function requestContext(deps: AppDeps, runtime: Runtime): MiddlewareHandl
       });
     }
   };
+}
+
+/**
+ * Size limits and the JSON-only rule as one layer: most requests carry no body, and each layer
+ * on every request's path costs throughput.
+ */
+export function checkBodies(options: { limits?: BodyLimitOverride[]; formPaths?: string[]; anyTypePaths?: string[] } = {}): MiddlewareHandler<AppEnv> {
+  const both = inSequence(limitBodies(options.limits), requireJsonBodies(options.formPaths, options.anyTypePaths));
+  return (c, next) => {
+    if (!BODY_METHODS.has(c.req.method) && !declaresBody(c.req.header("content-length"), c.req.header("transfer-encoding"))) return next();
+    return both(c, next);
+  };
+}
+
+/** Two middlewares run as one: `second` runs where `first` calls next(). */
+export function inSequence(first: MiddlewareHandler<AppEnv>, second: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
+  return (c, next) =>
+    first(c, async () => {
+      await second(c, next);
+    });
 }
 
 export interface BodyLimitOverride {

@@ -2,7 +2,7 @@ import { serve } from "@hono/node-server";
 import { createApp } from "../app";
 import { ConfigError, parseConfig } from "../config";
 import { createJsonLogger } from "../platform/logger";
-import { createBufferedStdoutSink } from "./log-sink";
+import { createBufferedSink } from "./log-sink";
 import { buildNodeDeps } from "./deps";
 import { migrateDatabase } from "./migrate";
 import { paymentDepsOf } from "../services/payments/context";
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const sink = createBufferedStdoutSink();
+  const sink = createBufferedSink();
   const logger = createJsonLogger({ level: config.LOG_LEVEL, sink });
   const deps = await buildNodeDeps(config, logger);
   await migrateDatabase(deps.database, logger);

@@ -38,7 +38,8 @@ export interface IdGenerator {
   next(prefix: string): string;
 }
 
-const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+// Crockford's base32 in lower case, as ids are written.
+const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
 
 export function ulid(nowMs: number, random: Random): string {
   let time = "";
@@ -54,7 +55,7 @@ export function ulid(nowMs: number, random: Random): string {
 }
 
 export function createIdGenerator(clock: Clock, random: Random): IdGenerator {
-  return { next: (prefix) => `${prefix}_${ulid(clock.now(), random).toLowerCase()}` };
+  return { next: (prefix) => `${prefix}_${ulid(clock.now(), random)}` };
 }
 
 /** Matches ids made by createIdGenerator for a given prefix; used to reject malformed path ids early. */

@@ -17,15 +17,37 @@ const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 
 const SUSPECT = /Bearer|Basic|eyJ/;
 
-/** True when nothing in a flat record could hold a credential, so it can be written as it is. */
-function plainAndSafe(fields: LogFields): boolean {
+// Log records reuse a handful of field names: each is checked against SECRET_KEYS and encoded
+// once (null marks a name whose value must be redacted).
+const encodedKeys = new Map<string, string | null>();
+function encodedKey(key: string): string | null {
+  let encoded = encodedKeys.get(key);
+  if (encoded === undefined) {
+    encoded = SECRET_KEYS.test(key) ? null : `,${JSON.stringify(key)}:`;
+    if (encodedKeys.size < 1024) encodedKeys.set(key, encoded);
+  }
+  return encoded;
+}
+
+/**
+ * The members of a flat record as JSON (",\"k\":v…"), or undefined when a value is nested or
+ * anything could hold a credential; those records go through redact() instead.
+ */
+function encodeFlatAndSafe(fields: LogFields): string | undefined {
+  let out = "";
   for (const key in fields) {
     const v = fields[key];
-    if (v !== null && typeof v === "object") return false;
-    if (typeof v === "string" && SUSPECT.test(v)) return false;
-    if (SECRET_KEYS.test(key)) return false;
+    if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
+    const name = encodedKey(key);
+    if (name === null) return undefined;
+    if (typeof v === "string") {
+      if (SUSPECT.test(v)) return undefined;
+      out += name + JSON.stringify(v);
+    } else if (typeof v === "number" || typeof v === "boolean" || v === null) {
+      out += name + JSON.stringify(v);
+    } else return undefined;
   }
-  return true;
+  return out;
 }
 
 export function redact(value: unknown, depth = 0): unknown {
@@ -44,11 +66,24 @@ export function createJsonLogger(options: { level?: LogLevel; sink?: LogSink; cl
   const min = RANK[options.level ?? "info"];
   const sink = options.sink ?? ((line) => console.log(line));
   const now = options.clock ?? Date.now;
+  // Lines in the same millisecond share one formatted timestamp.
+  let stampedAt = Number.NaN;
+  let stamp = "";
   const write = (level: Exclude<LogLevel, "silent">, msg: string, fields?: LogFields) => {
     if (RANK[level] < min) return;
-    // The access log writes a line per request: skip the redacting copy when nothing needs it.
-    const safe = fields === undefined || plainAndSafe(fields) ? fields : (redact(fields) as LogFields);
-    sink(JSON.stringify({ time: new Date(now()).toISOString(), level, msg, ...safe }));
+    const at = now();
+    if (at !== stampedAt) {
+      stampedAt = at;
+      stamp = new Date(at).toISOString();
+    }
+    const head = `{"time":"${stamp}","level":"${level}","msg":${JSON.stringify(msg)}`;
+    if (fields === undefined) return sink(`${head}}`);
+    // The access log writes a line per request: a flat, clean record is encoded as it is,
+    // without the redacting copy.
+    const members = encodeFlatAndSafe(fields);
+    if (members !== undefined) return sink(`${head}${members}}`);
+    const rest = JSON.stringify(redact(fields));
+    sink(rest.length > 2 ? `${head},${rest.slice(1)}` : `${head}}`);
   };
   return {
     debug: (m, f) => write("debug", m, f),

@@ -132,4 +132,16 @@ describe("request hygiene", () => {
     expect(typeof lines[0]?.durationMs).toBe("number");
     expect(JSON.stringify(t.logs)).not.toContain("super-secret-token-value");
   });
+
+  it("logs a body refused before the handler with the status it answered", async () => {
+    const before = t.logs.length;
+    const tooBig = await t.request("/v1/auth/test", { method: "POST", headers: { "content-type": "application/json", "content-length": String(2 * 1024 * 1024) }, body: "{}" });
+    const wrongType = await t.request("/v1/auth/test", { method: "POST", headers: { "content-type": "text/plain" }, body: "hello" });
+    expect([tooBig.status, wrongType.status]).toEqual([413, 400]);
+    const lines = t.logs.slice(before).filter((l) => l.msg === "request");
+    expect(lines.map((l) => [l.status, l.requestId])).toEqual([
+      [413, tooBig.headers.get("x-request-id")],
+      [400, wrongType.headers.get("x-request-id")],
+    ]);
+  });
 });

@@ -54,6 +54,18 @@ describe("logging", () => {
     expect(redact({ password: "p" })).toEqual({ password: "[redacted]" });
   });
 
+  it("writes flat records as they are and redacts flat ones that carry a credential", () => {
+    const lines: string[] = [];
+    const logger = createJsonLogger({ sink: (l) => lines.push(l), clock: () => 0 });
+    logger.info("request", { requestId: "req_1", status: 404, ok: false, gone: null, skipped: undefined, path: 'odd "quoted" \u2028 path' });
+    logger.info("flat secret", { token: "t0ps3cret", note: "Bearer abc123" });
+    logger.info("bare");
+    const [first, second, third] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(first).toEqual({ time: "1970-01-01T00:00:00.000Z", level: "info", msg: "request", requestId: "req_1", status: 404, ok: false, gone: null, path: 'odd "quoted" \u2028 path' });
+    expect(second).toMatchObject({ msg: "flat secret", token: "[redacted]", note: "Bearer [redacted]" });
+    expect(third).toEqual({ time: "1970-01-01T00:00:00.000Z", level: "info", msg: "bare" });
+  });
+
   it("respects the level", () => {
     const lines: string[] = [];
     const logger = createJsonLogger({ level: "warn", sink: (l) => lines.push(l) });

@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createBufferedSink } from "../../src/node/log-sink";
+
+describe("buffered log sink", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const collect = () => {
+    const chunks: Buffer[] = [];
+    const sink = createBufferedSink((chunk) => chunks.push(Buffer.from(chunk)));
+    return { sink, text: () => Buffer.concat(chunks).toString("utf8"), chunks };
+  };
+
+  it("holds lines until flushed and writes them in order, one per line", () => {
+    const { sink, text, chunks } = collect();
+    sink('{"a":1}');
+    sink('{"b":"é✓😀"}');
+    expect(chunks).toHaveLength(0);
+    sink.flush();
+    expect(text()).toBe('{"a":1}\n{"b":"é✓😀"}\n');
+    sink.flush();
+    expect(chunks).toHaveLength(1);
+  });
+
+  it("writes on its own within 50 ms", () => {
+    vi.useFakeTimers();
+    const { sink, text } = collect();
+    sink("one");
+    vi.advanceTimersByTime(49);
+    expect(text()).toBe("");
+    vi.advanceTimersByTime(1);
+    expect(text()).toBe("one\n");
+  });
+
+  it("writes a full chunk at once and passes a line longer than a chunk through whole", () => {
+    const { sink, text, chunks } = collect();
+    const line = "x".repeat(1000);
+    for (let i = 0; i < 100; i++) sink(line);
+    expect(chunks.length).toBeGreaterThan(0);
+    const huge = "y".repeat(100_000);
+    sink(huge);
+    sink.flush();
+    expect(text()).toBe(`${`${line}\n`.repeat(100)}${huge}\n`);
+  });
+});
