@@ -27,7 +27,7 @@ const benches: Record<string, () => Promise<void>> = {
   discover: () =>
     benchDiscover({ seconds: flag("seconds", 10), connections: flag("connections", 16), users: flag("users", 200), profiles: flag("profiles", 100_000), pages: flag("pages", 5), limit: flag("limit", 20) }),
   sse: () => benchSse({ streams: flag("streams", 10_000), batch: flag("batch", 500), timeoutSeconds: flag("timeout", 30) }),
-  support: () => benchSupport({ seconds: flag("seconds", 8), connections: flag("connections", 16), users: flag("users", 500), megabytes: flag("megabytes", 2) }),
+  support: () => benchSupport({ seconds: flag("seconds", 8), connections: flag("connections", 16), users: flag("users", 2000), megabytes: flag("megabytes", 2) }),
   wallet: () => benchWallet({ seconds: flag("seconds", 8), rounds: flag("rounds", 1), connections: flag("connections", 16), users: flag("users", 1000) }),
   webhooks: () => benchWebhooks({ deliveries: flag("deliveries", 2000), duplicateShare: 0.2, concurrency: flag("concurrency", 64), users: flag("users", 40) }),
 };
