@@ -1,5 +1,6 @@
 import pg from "pg";
 import { startTestIssuer } from "../test/support/issuer";
+import { keepAliveGet } from "./lib/http-client";
 import { cpuMs, postgresBackends } from "./lib/cpu";
 import { PG_ADMIN_URL, REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
 
@@ -41,15 +42,18 @@ export async function benchDiscover(options: { seconds: number; connections: num
 
     // Warm the JIT, the pools and the plan cache; not measured.
     await drive(api.url, tokens, { ...options, seconds: 3 });
+    const get = keepAliveGet(options.connections);
     const health = await loop(options.seconds, options.connections, async () => {
-      const res = await fetch(`${api.url}/health`);
-      await res.arrayBuffer();
+      const res = await get(`${api.url}/health`);
       return { ok: res.status === 200, kind: "health" };
     });
     const processes = [api.pid, ...(await postgresBackends(PG_ADMIN_URL, "api_bench_discover"))];
     const cpuBefore = cpuMs(processes);
     const apiBefore = cpuMs([api.pid]);
+    const clientBefore = process.cpuUsage();
     const feed = await drive(api.url, tokens, options);
+    const clientUsage = process.cpuUsage(clientBefore);
+    const clientCpu = (clientUsage.user + clientUsage.system) / 1000;
     const apiCpu = cpuMs([api.pid]) - apiBefore;
     const dbCpu = cpuMs(processes) - cpuBefore - apiCpu;
 
@@ -72,7 +76,7 @@ export async function benchDiscover(options: { seconds: number; connections: num
     const h = stats(health.all);
     console.log(`\ndiscover/health req/s ratio = ${(all.count / Math.max(1, h.count)).toFixed(3)}; cards served per second = ${Math.round(feed.cards / options.seconds)}`);
     const per = (ms: number) => (ms / Math.max(1, all.count)).toFixed(2);
-    console.log(`CPU per feed request (steadier than latency on a busy machine): API process ${per(apiCpu)} ms + Postgres backends ${per(dbCpu)} ms = ${per(apiCpu + dbCpu)} ms`);
+    console.log(`CPU per feed request (steadier than latency on a busy machine): API process ${per(apiCpu)} ms + Postgres backends ${per(dbCpu)} ms = ${per(apiCpu + dbCpu)} ms; the load generator (this process) ${per(clientCpu)} ms`);
     console.log(`discover p95 = ${all.p95.toFixed(1)} ms  (target < 50 ms) ${all.p95 < 50 ? "PASS" : "MISS"}`);
     if (all.failed > 0) console.log(`failures: ${[...feed.failures].map(([k, v]) => `${k}×${v}`).join(", ")}`);
     console.log(`total time ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -125,6 +129,7 @@ async function loop(seconds: number, connections: number, step: (worker: number)
 
 /** Each client swipes through sessions: a first page, then `pages - 1` cursor pages, then the next user. */
 async function drive(url: string, tokens: string[], options: { seconds: number; connections: number; pages: number; limit: number }) {
+  const get = keepAliveGet(options.connections);
   let nextUser = 0;
   const state = Array.from({ length: options.connections }, () => ({ token: "", cursor: null as string | null, page: 0 }));
   let cards = 0;
@@ -138,8 +143,8 @@ async function drive(url: string, tokens: string[], options: { seconds: number; 
     }
     const kind = s.cursor === null ? "first" : "next";
     const query = `limit=${options.limit}${s.cursor ? `&cursor=${encodeURIComponent(s.cursor)}` : ""}`;
-    const res = await fetch(`${url}/api/v1/profiles/discover?${query}`, { headers: { authorization: `Bearer ${s.token}` } });
-    const text = await res.text();
+    const res = await get(`${url}/api/v1/profiles/discover?${query}`, { authorization: `Bearer ${s.token}` });
+    const text = res.text;
     if (res.status !== 200) {
       failures.set(String(res.status), (failures.get(String(res.status)) ?? 0) + 1);
       s.cursor = null;

@@ -197,12 +197,10 @@ export const profiles = pgTable(
     check("profiles_visibility_check", sql`${t.visibility} in ('visible', 'hidden')`),
     check("profiles_age_range_check", sql`${t.ageMin} >= 18 and ${t.ageMax} >= ${t.ageMin} and ${t.ageMax} <= 120`),
     index("profiles_discovery_idx").on(t.country, t.gender, t.birthDate).where(sql`${t.visibility} = 'visible'`),
-    // Positions are searched through profiles_discovery_cover_idx (migration 0010, hand-written:
-    // drizzle cannot declare INCLUDE columns), which answers the feed's filters from the index.
-    // The discovery feed: wished gender, then the age window, then the position box, all inside the index.
-    index("profiles_discovery_geo_idx").on(t.gender, t.birthDate, t.latitude, t.longitude).where(sql`${t.visibility} = 'visible'`),
-    // Its same-country fallback (profiles without a position): without this, that arm of the feed's
-    // OR scans the geo index's whole age window twice (latitude is null, longitude is null).
+    // Placed profiles are searched through profiles_discovery_placed_idx (migration 0015,
+    // hand-written: drizzle cannot declare INCLUDE columns), which answers the feed's filters
+    // from the index alone.
+    // The feed's same-country arm (profiles without a position).
     index("profiles_discovery_unplaced_idx")
       .on(t.country, t.gender, t.birthDate)
       .where(sql`${t.visibility} = 'visible' and (${t.latitude} is null or ${t.longitude} is null)`),

@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/port";
-import { queryRows } from "../../db/rows";
+import { preparedRows, queryRows } from "../../db/rows";
 import { ApiError } from "../../errors";
 import type { KeyValueStore } from "../../kv/port";
 import type { Random } from "../../platform/ids";
@@ -129,7 +129,7 @@ export async function discover(ctx: DiscoveryContext, userId: string, page: { li
 }
 
 async function loadViewer(db: Db, userId: string): Promise<Viewer | null> {
-  const [row] = await queryRows<{
+  const [row] = await preparedRows<{
     user_id: string;
     birth_date: string;
     gender: string;
@@ -164,6 +164,20 @@ async function loadViewer(db: Db, userId: string): Promise<Viewer | null> {
   };
 }
 
+/** One candidate as the scan returns it (a JSON array, in this order). */
+type CandidateRow = [
+  userId: string,
+  birthDate: string,
+  ageMin: number,
+  ageMax: number,
+  maxDistanceKm: number,
+  interests: string[],
+  latitude: number | null,
+  longitude: number | null,
+  lastActiveMs: number,
+  createdMs: number,
+];
+
 interface Ranked {
   userId: string;
   score: number;
@@ -171,62 +185,61 @@ interface Ranked {
 
 /** Candidates that pass every filter both ways, scored and sorted, best first. */
 async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: DiscoveryOptions): Promise<Ranked[]> {
-  if (viewer.interestedIn.length === 0) return [];
+  if (viewer.interestedIn.length === 0 || candidateArms(viewer).length === 0) return [];
   const today = utcDay(ctx.now);
   const myAge = ageOn(viewer.birthDate, ctx.now);
   const me = viewer.userId;
-  const rows = await queryRows<{
-    user_id: string;
-    birth_date: string;
-    age_min: number;
-    age_max: number;
-    max_distance_km: number;
-    interests: string[];
-    latitude: number | null;
-    longitude: number | null;
-    last_active_ms: number;
-    created_ms: number;
-  }>(
+  // The candidates come back as one JSON array of arrays: up to a thousand rows decoded field by
+  // field in the driver cost the API several times what one JSON.parse does, and the database
+  // little more to build it.
+  const [result] = await preparedRows<{ candidates: CandidateRow[] }>(
     ctx.db,
-    sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, to_json(p.interests) as interests, p.latitude, p.longitude,
-               (extract(epoch from p.last_active_at) * 1000)::float8 as last_active_ms,
-               (extract(epoch from p.created_at) * 1000)::float8 as created_ms
-        from profiles p
-        where p.visibility = 'visible'
-          and p.user_id <> ${me}
-          and p.gender in (${sql.join(
-            viewer.interestedIn.map((g) => sql`${g}`),
-            sql`, `,
-          )})
-          and ${viewer.gender} = any(p.interested_in)
-          and p.birth_date > ${yearsBefore(today, viewer.ageMax + 1)}::date
-          and p.birth_date <= ${yearsBefore(today, viewer.ageMin)}::date
-          and p.age_min <= ${myAge}::int and p.age_max >= ${myAge}::int
-          and ${distanceCondition(viewer)}
-          and ${notExcluded(me, today, options.dailyImpressionCap)}
-        order by p.last_active_at desc
-        limit ${options.candidateLimit}`,
+    sql`with candidates as (${sql.join(
+      candidateArms(viewer).map(
+        (arm) => sql`select p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at, p.created_at
+            from profiles p
+            where p.visibility = 'visible'
+              and p.user_id <> ${me}
+              and p.gender = any(${sql.param(viewer.interestedIn)}::text[])
+              and ${viewer.gender} = any(p.interested_in)
+              and p.birth_date > ${yearsBefore(today, viewer.ageMax + 1)}::date
+              and p.birth_date <= ${yearsBefore(today, viewer.ageMin)}::date
+              and p.age_min <= ${myAge}::int and p.age_max >= ${myAge}::int
+              and ${arm}`,
+      ),
+      sql` union all `,
+    )}),
+        chosen as (
+          select p.* from candidates p
+          where ${notExcluded(me, today, options.dailyImpressionCap, "set")}
+          order by p.last_active_at desc
+          limit ${options.candidateLimit}
+        )
+        select coalesce(json_agg(json_build_array(p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude,
+                 (extract(epoch from p.last_active_at) * 1000)::float8, (extract(epoch from p.created_at) * 1000)::float8)), '[]') as candidates
+        from chosen p`,
   );
+  const rows = result?.candidates ?? [];
 
   const viewerSide = { age: myAge, ageMin: viewer.ageMin, ageMax: viewer.ageMax, maxDistanceKm: viewer.maxDistanceKm, interests: viewer.interests };
   const viewerInterests = new Set(viewer.interests);
   const ageOf = agesOn(ctx.now);
   const placed = viewer.latitude !== null && viewer.longitude !== null;
-  const ranked = rows.map((r) => {
+  const ranked = rows.map(([userId, birthDate, ageMin, ageMax, maxDistanceKm, interests, latitude, longitude, lastActiveMs, createdMs]) => {
     const km =
-      placed && r.latitude !== null && r.longitude !== null
-        ? distanceKm({ latitude: viewer.latitude as number, longitude: viewer.longitude as number }, { latitude: r.latitude, longitude: r.longitude })
+      placed && latitude !== null && longitude !== null
+        ? distanceKm({ latitude: viewer.latitude as number, longitude: viewer.longitude as number }, { latitude, longitude })
         : null;
     const { score } = reciprocalScore({
       viewer: viewerSide,
-      candidate: { age: ageOf(r.birth_date), ageMin: r.age_min, ageMax: r.age_max, maxDistanceKm: r.max_distance_km, interests: r.interests },
+      candidate: { age: ageOf(birthDate), ageMin, ageMax, maxDistanceKm, interests },
       distanceKm: km,
-      lastActiveMs: Number(r.last_active_ms),
-      createdMs: Number(r.created_ms),
+      lastActiveMs,
+      createdMs,
       now: ctx.now,
-      overlap: storedInterestOverlap(viewerInterests, r.interests),
+      overlap: storedInterestOverlap(viewerInterests, interests),
     });
-    return { userId: r.user_id, score };
+    return { userId, score };
   });
   ranked.sort((a, b) => b.score - a.score || (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
   return ranked.slice(0, options.snapshotSize);
@@ -236,8 +249,18 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
  * Everything that can change between pages of one session, and so is checked again on every
  * page: swipes by the viewer (any action), matches ever (unmatched too), blocks either way,
  * and today's impression cap.
+ *
+ * `as`: a page checks its few rows one index lookup each ("lookup"). The candidate scan checks
+ * hundreds of rows, so there each exclusion is read once into a hashed set ("set": NOT IN over a
+ * subquery; every column read is NOT NULL, so NOT IN has no NULL trap here).
  */
-function notExcluded(me: string, today: string, cap: number): SQL {
+function notExcluded(me: string, today: string, cap: number, as: "lookup" | "set"): SQL {
+  if (as === "set") {
+    return sql`p.user_id not in (select s.target_id from swipes s where s.swiper_id = ${me})
+          and p.user_id not in (select m.user_high from matches m where m.user_low = ${me} union all select m.user_low from matches m where m.user_high = ${me})
+          and p.user_id not in (select b.blocked_id from blocks b where b.blocker_id = ${me} union all select b.blocker_id from blocks b where b.blocked_id = ${me})
+          and p.user_id not in (select i.user_id from profile_impressions i where i.day = ${today}::date and i.count >= ${cap}::int)`;
+  }
   return sql`not exists (select 1 from swipes s where s.swiper_id = ${me} and s.target_id = p.user_id)
           and not exists (select 1 from matches m where (m.user_low = ${me} and m.user_high = p.user_id) or (m.user_low = p.user_id and m.user_high = ${me}))
           and ${noBlockBetween(me, sql`p.user_id`)}
@@ -245,13 +268,16 @@ function notExcluded(me: string, today: string, cap: number): SQL {
 }
 
 /**
- * Within both people's maximum distance. A bounding box (usable by the position index) narrows
- * the rows before the exact great-circle distance is computed; without positions on either
- * side, the same country stands in.
+ * Who is near enough, as separate arms of one UNION ALL, so that each arm can use its own index
+ * (an OR of the two made the planner read every match from the heap):
+ * - placed profiles within both people's maximum distance: a bounding box on latitude/longitude
+ *   (answered by profiles_discovery_placed_idx), then the exact great-circle distance;
+ * - profiles without a position, when they share the viewer's country.
+ * A viewer without a position sees their country (placed or not); without a country either, nobody.
  */
-function distanceCondition(viewer: Viewer): SQL {
+function candidateArms(viewer: Viewer): SQL[] {
   const sameCountry = viewer.country === null ? null : sql`p.country = ${viewer.country}`;
-  if (viewer.latitude === null || viewer.longitude === null) return sameCountry ?? sql`false`;
+  if (viewer.latitude === null || viewer.longitude === null) return sameCountry ? [sameCountry] : [];
   const lat = viewer.latitude;
   const lon = viewer.longitude;
   const km = viewer.maxDistanceKm;
@@ -272,9 +298,9 @@ function distanceCondition(viewer: Viewer): SQL {
   const haversine = sql`2 * ${EARTH_RADIUS_KM}::float8 * asin(least(1, sqrt(
       power(sin(radians(p.latitude - ${lat}::float8) / 2), 2)
       + cos(radians(${lat}::float8)) * cos(radians(p.latitude)) * power(sin(radians(p.longitude - ${lon}::float8) / 2), 2))))`;
-  const placed = sql`(p.latitude between ${lat - dLat}::float8 and ${lat + dLat}::float8 and ${lonCondition} and p.longitude is not null
-      and ${haversine} <= least(${km}::float8, p.max_distance_km::float8))`;
-  return sameCountry ? sql`(${placed} or ((p.latitude is null or p.longitude is null) and ${sameCountry}))` : placed;
+  const placed = sql`p.latitude between ${lat - dLat}::float8 and ${lat + dLat}::float8 and ${lonCondition} and p.latitude is not null and p.longitude is not null
+      and ${haversine} <= least(${km}::float8, p.max_distance_km::float8)`;
+  return sameCountry ? [placed, sql`(p.latitude is null or p.longitude is null) and ${sameCountry}`] : [placed];
 }
 
 /**
@@ -304,17 +330,14 @@ async function servePage(
     const need = limit - cards.length;
     // A window a bit larger than the page, so a few exclusions rarely cost a second query.
     const window = session.ids.slice(position, position + limit + Math.max(5, limit >> 1));
-    const rows = await queryRows<CardColumns & { ord: number }>(
+    const rows = await preparedRows<CardColumns & { ord: number }>(
       ctx.db,
-      sql`with w (user_id, ord) as (values ${sql.join(
-        window.map((id, i) => sql`(${id}::text, ${i + 1}::int)`),
-        sql`, `,
-      )}),
+      sql`with w (user_id, ord) as (select * from unnest(${sql.param(window)}::text[]) with ordinality),
           page as (
             select w.ord, ${CARD_COLUMNS}
             from w join profiles p on p.user_id = w.user_id
             where p.visibility = 'visible'
-              and ${notExcluded(viewer.userId, today, options.dailyImpressionCap)}
+              and ${notExcluded(viewer.userId, today, options.dailyImpressionCap, "lookup")}
             order by w.ord
             limit ${need}::int
           ),

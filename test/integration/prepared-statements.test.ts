@@ -6,6 +6,8 @@ import WebSocket from "ws";
 import { createNeonDatabase } from "../../src/db/neon";
 import type { Db } from "../../src/db/port";
 import { users } from "../../src/db/schema";
+import { preparedRows } from "../../src/db/rows";
+import { sql } from "drizzle-orm";
 import { openPgliteDatabase } from "../../src/node/database";
 import { migrateDatabase } from "../../src/node/migrate";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
@@ -18,10 +20,20 @@ import { serverAddress } from "../support/pg";
 const ids = createIdGenerator({ now: () => Date.now() }, webRandom);
 
 /**
- * The transfer is a named prepared statement: the same handle runs it many times, on one pooled
- * connection or several, and inside transactions. Each driver must parse it once per connection
- * and still move the right coins.
+ * Hot queries (the transfer, the discovery feed) are named prepared statements: the same handle
+ * runs them many times, on one pooled connection or several, and inside transactions. Each driver
+ * must parse them once per connection and still answer right, array parameters included.
  */
+async function preparedQueriesRepeatedly(db: Db): Promise<void> {
+  const lookup = (n: number, words: string[]) =>
+    preparedRows<{ next: number; words: string[]; at: string }>(db, sql`select ${n}::int + 1 as next, ${sql.param(words)}::text[] as words, 'x' as at`);
+  // Concurrent runs of one shape (several pooled connections each preparing it), then another shape.
+  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => lookup(i, [`w${i}`, "it's, {odd}"])));
+  expect(results.map(([row]) => [row?.next, row?.words])).toEqual(Array.from({ length: 8 }, (_, i) => [i + 1, [`w${i}`, "it's, {odd}"]]));
+  expect(await preparedRows(db, sql`select ${"b"}::text as other`)).toEqual([{ other: "b" }]);
+  expect(await lookup(41, [])).toEqual([{ next: 42, words: [], at: "x" }]);
+}
+
 async function transfersRepeatedly(db: Db): Promise<void> {
   const [alice, bob] = [ids.next("usr"), ids.next("usr")];
   await db.insert(users).values([
@@ -43,7 +55,7 @@ async function transfersRepeatedly(db: Db): Promise<void> {
   expect(await ledgerInvariants(db)).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
 }
 
-describe("the prepared transfer statement on each database driver", () => {
+describe("named prepared statements on each database driver", () => {
   const pgTest = useTestDatabase();
   let proxy: NeonWsProxy;
   const dir = mkdtempSync(join(tmpdir(), "api-ledger-pglite-"));
@@ -57,6 +69,7 @@ describe("the prepared transfer statement on each database driver", () => {
   });
 
   it("node-postgres pool", async () => {
+    await preparedQueriesRepeatedly(pgTest.db.database.db);
     await transfersRepeatedly(pgTest.db.database.db);
   });
 
@@ -64,6 +77,7 @@ describe("the prepared transfer statement on each database driver", () => {
     const neon = createNeonDatabase({ url: pgTest.db.url, wsProxy: `127.0.0.1:${proxy.port}/v2`, insecure: true, webSocketConstructor: WebSocket });
     const session = neon.session();
     try {
+      await preparedQueriesRepeatedly(session.db);
       await transfersRepeatedly(session.db);
     } finally {
       await session.release();
@@ -75,6 +89,7 @@ describe("the prepared transfer statement on each database driver", () => {
     const pglite = await openPgliteDatabase(dir, createJsonLogger({ level: "silent" }));
     try {
       await migrateDatabase(pglite, createJsonLogger({ level: "silent" }));
+      await preparedQueriesRepeatedly(pglite.db);
       await transfersRepeatedly(pglite.db);
     } finally {
       await pglite.close();
