@@ -21,15 +21,27 @@ function respond(c: Context<AppEnv>, err: ErrorAnswer): Response {
   // A plain header record, not Hono's c.json(): with more than one header Hono builds a Headers
   // object, and the Node adapter then has to copy it back out, which costs more than the rest
   // of a small error answer.
-  const headers: Record<string, string> = { ...err.headers, "content-type": "application/json", "x-request-id": requestId };
+  const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
+  for (const name in err.headers) headers[name] = err.headers[name] as string;
   if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
   const body =
     c.get("errorShape") === "ai"
-      ? aiBody(err, requestId, c.get("language") ?? "en", new Date(c.get("deps")?.clock.now() ?? Date.now()))
-      : standardBody(err, requestId);
+      ? JSON.stringify(aiBody(err, requestId, c.get("language") ?? "en", new Date(c.get("deps")?.clock.now() ?? Date.now())))
+      : standardJson(err, requestId);
   c.set("requestIdOnResponse", true);
-  return new Response(JSON.stringify(body), { status: err.status, headers });
+  return new Response(body, { status: err.status, headers });
 }
+
+/**
+ * Shape 1 as JSON. The common answer (no details, no retry) is written directly: request ids are
+ * made of JSON-safe characters (generated, or an incoming one matching INCOMING_ID), and the code
+ * is one of ours, so only the message needs escaping.
+ */
+function standardJson(err: ErrorAnswer, requestId: string): string {
+  if (err.details !== undefined || err.code === "rate_limit_exceeded" || !SAFE_ID.test(requestId)) return JSON.stringify(standardBody(err, requestId));
+  return `{"error":"${err.code}","message":${JSON.stringify(err.message)},"code":${err.status},"requestId":"${requestId}"}`;
+}
+const SAFE_ID = /^[A-Za-z0-9._:-]+$/;
 
 /** The one error path: every thrown error, validation failure and library exception ends here. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {

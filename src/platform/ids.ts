@@ -42,20 +42,42 @@ export interface IdGenerator {
 const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
 
 export function ulid(nowMs: number, random: Random): string {
+  return encodeTime(nowMs) + encodeRandom(random);
+}
+
+/** 48-bit milliseconds as 10 base32 characters. */
+function encodeTime(nowMs: number): string {
   let time = "";
   let t = Math.floor(nowMs);
   for (let i = 0; i < 10; i++) {
     time = CROCKFORD[t % 32] + time;
     t = Math.floor(t / 32);
   }
+  return time;
+}
+
+/** 80 random bits as 16 base32 characters. */
+function encodeRandom(random: Random): string {
   const bytes = random.bytes(16);
   let rand = "";
   for (let i = 0; i < 16; i++) rand += CROCKFORD[(bytes[i] ?? 0) & 31];
-  return time + rand;
+  return rand;
 }
 
 export function createIdGenerator(clock: Clock, random: Random): IdGenerator {
-  return { next: (prefix) => `${prefix}_${ulid(clock.now(), random)}` };
+  // Ids made in the same millisecond share the encoded time, which is most of the work.
+  let encodedAt = Number.NaN;
+  let time = "";
+  return {
+    next(prefix) {
+      const now = Math.floor(clock.now());
+      if (now !== encodedAt) {
+        encodedAt = now;
+        time = encodeTime(now);
+      }
+      return `${prefix}_${time}${encodeRandom(random)}`;
+    },
+  };
 }
 
 /** Matches ids made by createIdGenerator for a given prefix; used to reject malformed path ids early. */
