@@ -2,6 +2,7 @@ import pg from "pg";
 import { startTestIssuer } from "../test/support/issuer";
 import { createIdGenerator, webRandom } from "../src/platform/ids";
 import { load, median, printTable, type LoadResult } from "./lib/load";
+import { cpuMs, redisPids } from "./lib/cpu";
 import { startRedisCounter } from "./lib/redis-counter";
 import { REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
 
@@ -35,6 +36,7 @@ export async function benchAuth(options: { seconds: number; rounds: number; conn
     const jwksBefore = issuer.fetches.jwks;
 
     const rows: LoadResult[] = [];
+    const cpuPerRequest: { api: number; redis: number; client: number }[] = [];
     const ratios: number[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       // The baseline carries the same rotating header (unread on a 404), so the load generator
@@ -47,6 +49,7 @@ export async function benchAuth(options: { seconds: number; rounds: number; conn
         setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${tokens[j++ % tokens.length]}` } }),
       });
       let i = 0;
+      const cpuBefore = [cpuMs([api.pid]), cpuMs(redisPids()), process.cpuUsage()] as const;
       const authed = await load(`GET /v1/auth/test (JWT) #${round}`, {
         url: `${api.url}/v1/auth/test`,
         seconds: options.seconds,
@@ -54,6 +57,12 @@ export async function benchAuth(options: { seconds: number; rounds: number; conn
         setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${tokens[i++ % tokens.length]}` } }),
       });
       const served = Math.round(authed.rps * options.seconds);
+      const client = process.cpuUsage(cpuBefore[2]);
+      cpuPerRequest.push({
+        api: ((cpuMs([api.pid]) - cpuBefore[0]) * 1000) / Math.max(1, authed.total),
+        redis: ((cpuMs(redisPids()) - cpuBefore[1]) * 1000) / Math.max(1, authed.total),
+        client: (client.user + client.system) / Math.max(1, authed.total),
+      });
       rows.push(baseline, authed);
       ratios.push(authed.rps / baseline.rps);
       if (authed.non2xx > 0) console.warn(`warning: ${authed.non2xx} non-2xx answers in round ${round} (of ~${served})`);
@@ -71,6 +80,8 @@ export async function benchAuth(options: { seconds: number; rounds: number; conn
     const ratio = median(ratios);
     console.log(`\nauthenticated/unauthenticated req/s ratio (median of ${options.rounds}) = ${ratio.toFixed(2)}  (target >= 0.5) ${ratio >= 0.5 ? "PASS" : "MISS"}`);
     console.log(`Redis commands sent per authenticated request (counted on the wire, ${countedRun.total} requests) = ${callsPerRequest.toFixed(3)}  (target: exactly 1)`);
+    const mid = cpuPerRequest[Math.floor(cpuPerRequest.length / 2)];
+    if (mid) console.log(`CPU per authenticated request (a middle round): API ${mid.api.toFixed(0)} µs, Redis ${mid.redis.toFixed(0)} µs, load generator ${mid.client.toFixed(0)} µs`);
     console.log(`JWKS fetches during measured runs (warm JWKS) = ${issuer.fetches.jwks - jwksBefore}  (target: 0)`);
 
     const floodBefore = issuer.fetches.jwks;

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import pg from "pg";
 
 /**
@@ -32,4 +32,18 @@ export async function postgresBackends(adminUrl: string, database: string): Prom
   } finally {
     await client.end();
   }
+}
+
+/** Pids of the local redis-server processes (the bench's Redis is on this machine). */
+export function redisPids(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "redis-server") pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
