@@ -34,6 +34,11 @@ export interface AppDeps {
    * (a loopback fake server under a made-up name); the entries never set it.
    */
   assetFetchAllowedHosts?: readonly string[];
+  /**
+   * Outbound HTTP to the inference hosts, when it should differ from `fetch` (the Node entry
+   * gives a leaner one; see src/node/http-fetch.ts).
+   */
+  inferenceFetch?: typeof fetch;
   /** The self-hosted inference hosts; built from INFERENCE_* config over deps.fetch when absent. */
   inference?: InferenceClient;
 }

@@ -13,6 +13,7 @@ import type { Clock } from "../platform/clock";
 import { createDevVerifier } from "./dev-issuer";
 import { blobDirectory, createFileBlobStore } from "./file-blob-store";
 import { systemResolver } from "./dns-resolver";
+import { createNodeHttpFetch } from "./http-fetch";
 
 export interface NodeDeps extends AppDeps {
   database: NodeDatabase;
@@ -66,6 +67,7 @@ export async function buildNodeDeps(config: Config, logger = createJsonLogger({ 
     ids: createIdGenerator(systemClock, webRandom),
     logger,
     fetch: globalThis.fetch.bind(globalThis),
+    inferenceFetch: createNodeHttpFetch(),
     blobs: createFileBlobStore(blobDirectory(config.DATA_DIR)),
     resolver: systemResolver,
     async close() {
