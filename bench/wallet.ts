@@ -71,7 +71,21 @@ export async function benchWallet(options: { seconds: number; connections: numbe
     await createPlainTables(plainDatabaseUrl, users, FUNDING);
     console.log(`setup: ${users} users funded with ${FUNDING} coins each, ${subscribed}/${users} on enterprise; ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-    const transfers = (label: string, hot: number | null) =>
+    /** Who pays whom on each request. */
+    const anyPair = (): [number, number] => {
+      const from = Math.floor(Math.random() * users);
+      return [from, (from + 1 + Math.floor(Math.random() * (users - 1))) % users];
+    };
+    const toHot = (hot: number) => (): [number, number] => {
+      let from = Math.floor(Math.random() * users);
+      while (from === hot) from = Math.floor(Math.random() * users);
+      return [from, hot];
+    };
+    const toSelf = (): [number, number] => {
+      const who = Math.floor(Math.random() * users);
+      return [who, who];
+    };
+    const transfers = (label: string, pick: () => [number, number]) =>
       load(label, {
         url: `${api.url}/api/v1/wallet/transfer`,
         method: "POST",
@@ -79,14 +93,7 @@ export async function benchWallet(options: { seconds: number; connections: numbe
         connections,
         headers: { "content-type": "application/json" },
         setupRequest: (req) => {
-          let from = Math.floor(Math.random() * users);
-          let to: number;
-          if (hot === null) {
-            to = (from + 1 + Math.floor(Math.random() * (users - 1))) % users;
-          } else {
-            while (from === hot) from = Math.floor(Math.random() * users);
-            to = hot;
-          }
+          const [from, to] = pick();
           return {
             ...req,
             headers: { ...req.headers, authorization: `Bearer ${tokens[from]}` },
@@ -96,7 +103,7 @@ export async function benchWallet(options: { seconds: number; connections: numbe
       });
 
     // Warm the JIT and both pools; not measured.
-    await transfers("warm-up", null);
+    await transfers("warm-up", anyPair);
     await pgbench(plainDatabaseUrl, { seconds: 2, clients: connections, accounts: users, hot: 0, logDir });
 
     const rows: LoadResult[] = [];
@@ -104,9 +111,10 @@ export async function benchWallet(options: { seconds: number; connections: numbe
     const plain: PgbenchResult[] = [];
     const cpu: string[] = [];
     for (let round = 1; round <= options.rounds; round++) {
+      await vacuumBoth(apiDatabaseUrl, plainDatabaseUrl);
       const processes = [api.pid, ...(await postgresBackends(PG_ADMIN_URL, "api_bench_wallet"))];
       const [allBefore, apiBefore] = [cpuMs(processes), cpuMs([api.pid])];
-      const apiRun = await transfers(`API POST /wallet/transfer #${round}`, null);
+      const apiRun = await transfers(`API POST /wallet/transfer #${round}`, anyPair);
       const apiCpu = cpuMs([api.pid]) - apiBefore;
       const dbCpu = cpuMs(processes) - allBefore - apiCpu;
       const per = (ms: number) => (ms / Math.max(1, apiRun.total)).toFixed(2);
@@ -118,18 +126,10 @@ export async function benchWallet(options: { seconds: number; connections: numbe
     }
     // Diagnostic: the same request stopped before the database (a transfer to oneself is 400),
     // so the HTTP, auth, rate-limit and validation cost shows apart from the ledger's.
-    const noDb = await load("API transfer to self (400, no DB)", {
-      url: `${api.url}/api/v1/wallet/transfer`,
-      method: "POST",
-      seconds,
-      connections,
-      headers: { "content-type": "application/json" },
-      setupRequest: (req) => {
-        const who = Math.floor(Math.random() * users);
-        return { ...req, headers: { ...req.headers, authorization: `Bearer ${tokens[who]}` }, body: JSON.stringify({ toUserId: ids[who], amount: 1 }) };
-      },
-    });
-    const hotApi = await transfers("API hot wallet (all pay one)", 0);
+    const noDb = await transfers("API transfer to self (400, no DB)", toSelf);
+    await vacuumBoth(apiDatabaseUrl, plainDatabaseUrl);
+    const hotApi = await transfers("API hot wallet (all pay one)", toHot(0));
+    const hotRefusals = hotApi.non2xx > 0 ? await sampleRefusals(api.url, tokens, ids, toHot(0)) : "";
     const hotPg = await pgbench(plainDatabaseUrl, { seconds, clients: connections, accounts: users, hot: 1, logDir });
     rows.push(noDb, hotApi, { label: "pgbench hot account (all pay one)", rps: Math.round(hotPg.tps), p99: hotPg.p99, non2xx: hotPg.failed, errors: hotPg.aborted, total: hotPg.processed });
 
@@ -140,6 +140,7 @@ export async function benchWallet(options: { seconds: number; connections: numbe
     console.log(`CPU (steadier than throughput on a busy machine): ${cpu.join("; ")}`);
     console.log(`stack without the ledger (transfer to self, answered 400 before any query): ${noDb.rps} req/s, p99 ${noDb.p99} ms (informational ceiling)`);
     console.log(`hot wallet: ${hotApi.rps} transfers/s into one account, p99 ${hotApi.p99} ms, ${hotApi.non2xx} non-2xx, ${hotApi.errors} errors (plain SQL: ${Math.round(hotPg.tps)}/s, p99 ${hotPg.p99} ms)`);
+    if (hotRefusals) console.log(`hot wallet refusals, sampled: ${hotRefusals}`);
 
     const check = await ledgerCheck(apiDatabaseUrl, ids[0] as string);
     const answered = rows.filter((r) => r.label.startsWith("API") && r !== noDb).reduce((s, r) => s + r.total - r.non2xx, 0);
@@ -186,6 +187,17 @@ async function createPlainTables(url: string, accounts: number, balance: number)
   });
 }
 
+/**
+ * What autovacuum does in production, done by hand before each measured round because this
+ * machine's Postgres runs with it off: without it every balance update leaves a dead row version
+ * behind, and a few hundred thousand of them slow both sides (the ledger's accounts, with three
+ * indexes, more than pgbench's single-index table).
+ */
+async function vacuumBoth(apiUrl: string, plainUrl: string): Promise<void> {
+  await withPgClient(apiUrl, (c) => c.query("vacuum analyze ledger_accounts, ledger_transactions, ledger_postings"));
+  await withPgClient(plainUrl, (c) => c.query("vacuum analyze bench_accounts, bench_history"));
+}
+
 async function ledgerCheck(url: string, hotUserId: string): Promise<{ transfers: number; total: number; mismatched: number; hotReceived: number }> {
   return withPgClient(url, async (c) => {
     const { rows } = await c.query<{ transfers: string; total: string; mismatched: string; hot: string }>(
@@ -200,6 +212,24 @@ async function ledgerCheck(url: string, hotUserId: string): Promise<{ transfers:
     const r = rows[0];
     return { transfers: Number(r?.transfers), total: Number(r?.total), mismatched: Number(r?.mismatched), hotReceived: Number(r?.hot) };
   });
+}
+
+/** 64 more transfers of the same kind at once, with what each refused one answered. */
+async function sampleRefusals(url: string, tokens: string[], ids: string[], pick: () => [number, number]): Promise<string> {
+  const answers = await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      const [from, to] = pick();
+      const res = await fetch(`${url}/api/v1/wallet/transfer`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${tokens[from]}` },
+        body: JSON.stringify({ toUserId: ids[to], amount: 1 }),
+      });
+      return res.status === 200 ? null : `${res.status} ${await res.text()}`;
+    }),
+  );
+  const counts = new Map<string, number>();
+  for (const a of answers) if (a) counts.set(a, (counts.get(a) ?? 0) + 1);
+  return [...counts].map(([answer, n]) => `${n}× ${answer.slice(0, 200)}`).join("; ") || "none of 64";
 }
 
 /** One pgbench run of bench/transfer.pgbench.sql; p99 comes from its per-transaction log. */
