@@ -1,7 +1,7 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { PG, pgError } from "../../db/errors";
-import { queryRows } from "../../db/rows";
+import { preparedRows, queryRows } from "../../db/rows";
 import { ledgerAccounts, ledgerPostings, ledgerTransactions } from "../../db/schema";
 import { ApiError } from "../../errors";
 import type { IdGenerator } from "../../platform/ids";
@@ -113,22 +113,6 @@ function ledgerRefusal(err: unknown): never {
 }
 
 /**
- * The ledger_transfer() call as a named prepared statement: each pooled connection parses it
- * once instead of on every transfer (a third less database CPU per transfer, measured with
- * pgbench), and the SQL text is built once per database handle rather than per request.
- */
-function transferStatement(db: Db | Tx) {
-  return db
-    .select({
-      balance: sql<string>`ledger_transfer(${sql.placeholder("id")}, ${sql.placeholder("from")}, ${sql.placeholder("to")}, ${sql.placeholder("amount")}::bigint,
-        ${sql.placeholder("note")}, ${sql.placeholder("at")}::timestamptz, ${sql.placeholder("fromWallet")}, ${sql.placeholder("toWallet")})::text`,
-    })
-    .from(sql`(select 1) as one`)
-    .prepare("ledger_transfer");
-}
-const preparedTransfers = new WeakMap<object, ReturnType<typeof transferStatement>>();
-
-/**
  * A transfer between two people through the ledger_transfer() function (migration 0007): one
  * statement, so outside a transaction it is its own transaction and costs one round trip.
  * Returns the sender's balance after it.
@@ -137,22 +121,13 @@ export async function postTransfer(
   db: Db | Tx,
   input: { id: string; fromUserId: string; toUserId: string; amount: number; note: string | null; at: Date; newWalletIds: [string, string] },
 ): Promise<number> {
-  let statement = preparedTransfers.get(db);
-  if (!statement) {
-    statement = transferStatement(db);
-    preparedTransfers.set(db, statement);
-  }
   try {
-    const [row] = await statement.execute({
-      id: input.id,
-      from: input.fromUserId,
-      to: input.toUserId,
-      amount: input.amount,
-      note: input.note,
-      at: input.at.toISOString(),
-      fromWallet: input.newWalletIds[0],
-      toWallet: input.newWalletIds[1],
-    });
+    // A named prepared statement: each pooled connection parses it once (a third less database
+    // CPU per transfer than sending the text every time, measured with pgbench).
+    const [row] = await preparedRows<{ balance: string }>(
+      db as Db,
+      sql`select ledger_transfer(${input.id}, ${input.fromUserId}, ${input.toUserId}, ${input.amount}::bigint, ${input.note}, ${input.at}, ${input.newWalletIds[0]}, ${input.newWalletIds[1]})::text as balance`,
+    );
     return Number(row?.balance);
   } catch (err) {
     ledgerRefusal(err);
