@@ -1,5 +1,6 @@
 import pg from "pg";
 import { startTestIssuer } from "../test/support/issuer";
+import { closedLoop, stats, type Stats } from "./lib/closed-loop";
 import { keepAliveGet } from "./lib/http-client";
 import { cpuMs, postgresBackends } from "./lib/cpu";
 import { PG_ADMIN_URL, REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
@@ -43,7 +44,7 @@ export async function benchDiscover(options: { seconds: number; connections: num
     // Warm the JIT, the pools and the plan cache; not measured.
     await drive(api.url, tokens, { ...options, seconds: 3 });
     const get = keepAliveGet(options.connections);
-    const health = await loop(options.seconds, options.connections, async () => {
+    const health = await closedLoop(options.seconds, options.connections, async () => {
       const res = await get(`${api.url}/health`);
       return { ok: res.status === 200, kind: "health" };
     });
@@ -86,47 +87,6 @@ export async function benchDiscover(options: { seconds: number; connections: num
   }
 }
 
-interface Sample {
-  ms: number;
-  ok: boolean;
-  kind: string;
-}
-
-interface Stats {
-  count: number;
-  failed: number;
-  p50: number;
-  p95: number;
-  p99: number;
-}
-
-function stats(samples: Sample[]): Stats {
-  const ms = samples.map((s) => s.ms).sort((a, b) => a - b);
-  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] ?? 0;
-  return { count: samples.length, failed: samples.filter((s) => !s.ok).length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
-}
-
-/** `connections` closed loops for `seconds`; each call of `step` is one timed request. */
-async function loop(seconds: number, connections: number, step: (worker: number) => Promise<{ ok: boolean; kind: string }>): Promise<{ all: Sample[]; byKind: Map<string, Sample[]> }> {
-  const all: Sample[] = [];
-  const byKind = new Map<string, Sample[]>();
-  const deadline = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: connections }, async (_, worker) => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        const { ok, kind } = await step(worker).catch(() => ({ ok: false, kind: "error" }));
-        const sample = { ms: performance.now() - t0, ok, kind };
-        all.push(sample);
-        const list = byKind.get(kind) ?? [];
-        list.push(sample);
-        byKind.set(kind, list);
-      }
-    }),
-  );
-  return { all, byKind };
-}
-
 /** Each client swipes through sessions: a first page, then `pages - 1` cursor pages, then the next user. */
 async function drive(url: string, tokens: string[], options: { seconds: number; connections: number; pages: number; limit: number }) {
   const get = keepAliveGet(options.connections);
@@ -134,7 +94,7 @@ async function drive(url: string, tokens: string[], options: { seconds: number; 
   const state = Array.from({ length: options.connections }, () => ({ token: "", cursor: null as string | null, page: 0 }));
   let cards = 0;
   const failures = new Map<string, number>();
-  const result = await loop(options.seconds, options.connections, async (worker) => {
+  const result = await closedLoop(options.seconds, options.connections, async (worker) => {
     const s = state[worker] as (typeof state)[number];
     if (s.cursor === null || s.page >= options.pages) {
       s.token = tokens[nextUser++ % tokens.length] as string;

@@ -4,6 +4,7 @@ import { DEFAULT_NPROBE } from "../src/services/kb/ivf";
 import { candidateSimilarities, packVectors, similarities, type VectorSet } from "../src/services/kb/vectors";
 import { recallAt, seeded, topicalVectors, topRows } from "../test/support/vectors";
 import { makeSnapshot } from "../src/services/kb/snapshot";
+import { closedLoop } from "./lib/closed-loop";
 import { REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
 
 /**
@@ -145,22 +146,8 @@ export async function benchSupport(options: { seconds: number; connections: numb
       return res.status === 200;
     };
     const drive = async (step: (n: number) => Promise<boolean>) => {
-      let next = 0;
-      let failed = 0;
-      const ms: number[] = [];
-      const end = performance.now() + options.seconds * 1000;
-      await Promise.all(
-        Array.from({ length: options.connections }, async () => {
-          while (performance.now() < end) {
-            const n = next++;
-            const t0 = performance.now();
-            const ok = await step(n).catch(() => false);
-            ms.push(performance.now() - t0);
-            if (!ok) failed++;
-          }
-        }),
-      );
-      return { ...summary(ms, options.seconds), failed };
+      const { all } = await closedLoop(options.seconds, options.connections, async (_worker, n) => ({ ok: await step(n), kind: "request" }));
+      return { ...summary(all.map((s) => s.ms), options.seconds), failed: all.filter((s) => !s.ok).length };
     };
     // The same clients, users and authentication on a route that does nothing else: the ratio
     // shows what the support path adds on top of the HTTP, auth and rate-limit stack.

@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isPublicAddress } from "../../src/services/kb/addresses";
 import { createMemoryBlobStore } from "../../src/services/kb/blob-store";
 import { buildTestApp } from "../support/app";
-import { routedFetch, startDocumentServer, tableResolver, type DocumentServer } from "../support/document-server";
+import { routedFetch, tableResolver, useDocumentServer } from "../support/document-server";
 import { useTestEnvironment } from "../support/environment";
 import { expectError } from "../support/errors";
 import { ENTERPRISE, signIn } from "../support/people";
 import { json } from "../support/users";
 
 const env = useTestEnvironment();
-let docs: DocumentServer;
-beforeAll(async () => {
-  docs = await startDocumentServer();
-});
-afterAll(async () => {
-  await docs.close();
-});
+const docs = useDocumentServer();
 
 // The test network: docs.test is the explicitly allowed fake server; public.example looks public
 // to the resolver (and is routed to the fake server); the others resolve to private addresses.

@@ -1,22 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fixedClock } from "../../src/platform/clock";
 import { createMemoryBlobStore } from "../../src/services/kb/blob-store";
+import type { AssetRecord as Asset } from "../../src/services/kb/assets";
 import { kbCache } from "../../src/services/kb/context";
 import { buildTestApp, type TestApp } from "../support/app";
-import { GUIDE_MD, routedFetch, startDocumentServer, tableResolver, type DocumentServer } from "../support/document-server";
+import { GUIDE_MD, routedFetch, tableResolver, useDocumentServer } from "../support/document-server";
 import { useTestEnvironment } from "../support/environment";
 import { expectError } from "../support/errors";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
 import { json } from "../support/users";
 
 const env = useTestEnvironment();
-let docs: DocumentServer;
-beforeAll(async () => {
-  docs = await startDocumentServer();
-});
-afterAll(async () => {
-  await docs.close();
-});
+const docs = useDocumentServer();
 
 function app(clock = fixedClock(Date.now())) {
   const blobs = createMemoryBlobStore();
@@ -36,18 +31,6 @@ interface KbDoc {
   version: number;
   updatedAt: string;
 }
-interface Asset {
-  assetId: string;
-  title: string;
-  source: string;
-  contentType: string;
-  bytes: number;
-  contentHash: string;
-  sections: { sectionId: string; title: string; chars: number }[];
-  createdAt: string;
-  createdBy: string;
-}
-
 async function getKb(t: TestApp, who: Person): Promise<KbDoc> {
   const res = await t.request("/api/v1/kb", { headers: who.headers });
   expect(res.status).toBe(200);

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll } from "vitest";
 import type { HostResolver } from "../../src/services/kb/url-fetch";
 
 /**
@@ -17,6 +18,29 @@ export interface DocumentServer {
 export const GUIDE_MD = "# Photo verification\n\n## How to verify your photos\nOpen Settings, Verify photos, and take a selfie matching the pose shown. Verified profiles get a blue tick within ten minutes.\n";
 export const GUIDE_HTML = `<!doctype html><html><head><title>Travel mode</title><style>p{color:red}</style><script>alert(1)</script></head>
 <body><h1>Travel mode</h1><h2>Changing your city</h2><p>Premium members can set a travel city &amp; appear there for 7 days.</p></body></html>`;
+
+/** A document server for the enclosing file or describe, started before its tests and closed after. */
+export function useDocumentServer(): Pick<DocumentServer, "port" | "hits"> {
+  let server: DocumentServer | undefined;
+  beforeAll(async () => {
+    server = await startDocumentServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  const started = (): DocumentServer => {
+    if (!server) throw new Error("the document server is only there once beforeAll has run");
+    return server;
+  };
+  return {
+    get port() {
+      return started().port;
+    },
+    get hits() {
+      return started().hits;
+    },
+  };
+}
 
 export async function startDocumentServer(): Promise<DocumentServer> {
   const hits: string[] = [];

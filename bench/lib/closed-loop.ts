@@ -1,0 +1,49 @@
+export interface Sample {
+  ms: number;
+  ok: boolean;
+  kind: string;
+}
+
+export interface Stats {
+  count: number;
+  failed: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+export function stats(samples: Sample[]): Stats {
+  const ms = samples.map((s) => s.ms).sort((a, b) => a - b);
+  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] ?? 0;
+  return { count: samples.length, failed: samples.filter((s) => !s.ok).length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
+
+/**
+ * `connections` closed loops for `seconds`; each call of `step` is one timed request. `worker` is
+ * the loop's index, `n` the request's number across all loops. A step that throws counts as a
+ * failed request of kind "error".
+ */
+export async function closedLoop(
+  seconds: number,
+  connections: number,
+  step: (worker: number, n: number) => Promise<{ ok: boolean; kind: string }>,
+): Promise<{ all: Sample[]; byKind: Map<string, Sample[]> }> {
+  const all: Sample[] = [];
+  const byKind = new Map<string, Sample[]>();
+  const deadline = performance.now() + seconds * 1000;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async (_, worker) => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        const { ok, kind } = await step(worker, next++).catch(() => ({ ok: false, kind: "error" }));
+        const sample = { ms: performance.now() - t0, ok, kind };
+        all.push(sample);
+        const list = byKind.get(kind) ?? [];
+        list.push(sample);
+        byKind.set(kind, list);
+      }
+    }),
+  );
+  return { all, byKind };
+}
