@@ -315,6 +315,19 @@ describe("paging", () => {
     expect(seen).not.toContain(blocked);
   });
 
+  it("later pages measure distances from where the session started, even after the viewer moves", async () => {
+    const spot = newSpot();
+    const caller = await member(spot);
+    await Promise.all(Array.from({ length: 4 }, () => member(spot, { longitude: east(spot, 10) })));
+    const first = await feed(caller, "?limit=2");
+    expect(first.profiles.map((c) => c.distanceKm)).toEqual([10, 10]);
+    await db().update(profiles).set({ longitude: east(spot, 200) }).where(sql`user_id = ${caller.id}`);
+    const second = await feed(caller, `?limit=2&cursor=${encodeURIComponent(first.nextCursor as string)}`);
+    expect(second.profiles.map((c) => c.distanceKm)).toEqual([10, 10]);
+    // A new session starts from the new position, where nobody is within reach any more.
+    expect(idsOf(await feed(caller))).toEqual([]);
+  });
+
   it("rejects a malformed cursor, and another person's cursor, with 400", async () => {
     const spot = newSpot();
     const caller = await member(spot);

@@ -22,6 +22,8 @@ import { reciprocalScore, storedInterestOverlap } from "./score";
  *    key-value store (TTL 30 min, random id). The cursor is session id + offset, so a card never
  *    repeats across the pages of one session; every page re-checks its ids against swipes,
  *    matches, blocks, visibility and the cap, so anyone swiped or blocked since drops out.
+ *    The session also keeps the viewer's position at its start: later pages measure distances
+ *    from there and read no profile of the viewer's.
  * 3. Each served card counts one impression for its profile, in the same statement that reads
  *    the page (a data-modifying CTE: one round trip and one commit per page). The cap is soft:
  *    two feeds racing on the same profile can push it a little over.
@@ -81,6 +83,12 @@ interface Session {
   ids: string[];
   /** Scores, rounded, in the same order as ids. */
   s: number[];
+  /**
+   * The viewer's position when the session was built, [latitude, longitude] or null: later pages
+   * measure their cards' distances from where the candidates were chosen, and need no second
+   * read of the viewer's profile.
+   */
+  p: [number, number] | null;
 }
 
 const SESSION_KEY = (id: string) => `discover:session:${id}`;
@@ -89,43 +97,44 @@ const KM_PER_DEGREE = (Math.PI * EARTH_RADIUS_KM) / 180;
 
 export async function discover(ctx: DiscoveryContext, userId: string, page: { limit: number; cursor?: string }): Promise<DiscoverPage> {
   const options = { ...DISCOVERY_DEFAULTS, ...ctx.options };
-  const decoded = page.cursor === undefined ? null : decodeCursor(page.cursor);
-  // A cursor page needs both the viewer row and the session: one round trip's wait instead of two.
-  const [viewer, stored] = await Promise.all([loadViewer(ctx.db, userId), decoded ? ctx.kv.get(SESSION_KEY(decoded.sessionId)) : null]);
+  if (page.cursor !== undefined) return nextPage(ctx, userId, decodeCursor(page.cursor), page.limit, options);
+
+  const viewer = await loadViewer(ctx.db, userId);
   if (!viewer) throw new ApiError("not_found", "create your profile first");
-
-  let session: Session;
-  let sessionId: string;
-  let offset: number;
-  if (decoded) {
-    const parsed = stored === null ? null : parseSession(stored);
-    if (!parsed || parsed.u !== userId || decoded.offset > parsed.ids.length) {
-      throw new ApiError("invalid_input", "unknown or expired cursor", {
-        details: [{ path: "cursor", message: "feed sessions last 30 minutes; start again without a cursor" }],
-      });
-    }
-    session = parsed;
-    sessionId = decoded.sessionId;
-    offset = decoded.offset;
-  } else {
-    session = { u: userId, ids: [], s: [] };
-    if (viewer.visibility === "visible") {
-      const ranked = await rankCandidates(ctx, viewer, options);
-      session.ids = ranked.map((r) => r.userId);
-      session.s = ranked.map((r) => Math.round(r.score * 10_000) / 10_000);
-    }
-    sessionId = newSessionId(ctx.random);
-    offset = 0;
+  const position: Session["p"] = viewer.latitude !== null && viewer.longitude !== null ? [viewer.latitude, viewer.longitude] : null;
+  const session: Session = { u: userId, ids: [], s: [], p: position };
+  if (viewer.visibility === "visible") {
+    const ranked = await rankCandidates(ctx, viewer, options);
+    session.ids = ranked.map((r) => r.userId);
+    session.s = ranked.map((r) => Math.round(r.score * 10_000) / 10_000);
   }
+  const sessionId = newSessionId(ctx.random);
+  // Stored while the first page is read (one wait instead of two), and only when there can be
+  // a second page: a feed that fits on one page costs no write.
+  const [{ cards, next }] = await Promise.all([
+    servePage(ctx, userId, position, session, 0, page.limit, options),
+    session.ids.length > page.limit ? ctx.kv.set(SESSION_KEY(sessionId), JSON.stringify(session), { ttlMs: options.sessionTtlMs }) : undefined,
+  ]);
+  return { profiles: cards, nextCursor: next < session.ids.length ? encodeCursor(sessionId, next) : null };
+}
 
-  const { cards, next } = await servePage(ctx, viewer, session, offset, page.limit, options);
-  const nextCursor = next < session.ids.length ? encodeCursor(sessionId, next) : null;
-  // The snapshot is only stored when someone can page on; a first page that showed everything
-  // costs no write.
-  if (!decoded && nextCursor !== null) {
-    await ctx.kv.set(SESSION_KEY(sessionId), JSON.stringify(session), { ttlMs: options.sessionTtlMs });
+/** A later page: the stored session alone says whose feed it is and where its viewer stood. */
+async function nextPage(
+  ctx: DiscoveryContext,
+  userId: string,
+  cursor: { sessionId: string; offset: number },
+  limit: number,
+  options: DiscoveryOptions,
+): Promise<DiscoverPage> {
+  const stored = await ctx.kv.get(SESSION_KEY(cursor.sessionId));
+  const session = stored === null ? null : parseSession(stored);
+  if (!session || session.u !== userId || cursor.offset > session.ids.length) {
+    throw new ApiError("invalid_input", "unknown or expired cursor", {
+      details: [{ path: "cursor", message: "feed sessions last 30 minutes; start again without a cursor" }],
+    });
   }
-  return { profiles: cards, nextCursor };
+  const { cards, next } = await servePage(ctx, userId, session.p, session, cursor.offset, limit, options);
+  return { profiles: cards, nextCursor: next < session.ids.length ? encodeCursor(cursor.sessionId, next) : null };
 }
 
 async function loadViewer(db: Db, userId: string): Promise<Viewer | null> {
@@ -317,7 +326,8 @@ function candidateArms(viewer: Viewer): SQL[] {
  */
 async function servePage(
   ctx: DiscoveryContext,
-  viewer: Viewer,
+  viewerId: string,
+  viewerPosition: Session["p"],
   session: Session,
   offset: number,
   limit: number,
@@ -325,6 +335,7 @@ async function servePage(
 ): Promise<{ cards: DiscoverCard[]; next: number }> {
   const cards: DiscoverCard[] = [];
   const today = utcDay(ctx.now);
+  const from = viewerPosition ? { latitude: viewerPosition[0], longitude: viewerPosition[1] } : { latitude: null, longitude: null };
   let position = offset;
   while (cards.length < limit && position < session.ids.length) {
     const need = limit - cards.length;
@@ -337,7 +348,7 @@ async function servePage(
             select w.ord, ${CARD_COLUMNS}
             from w join profiles p on p.user_id = w.user_id
             where p.visibility = 'visible'
-              and ${notExcluded(viewer.userId, today, options.dailyImpressionCap, "lookup")}
+              and ${notExcluded(viewerId, today, options.dailyImpressionCap, "lookup")}
             order by w.ord
             limit ${need}::int
           ),
@@ -351,7 +362,7 @@ async function servePage(
     );
     for (const r of rows) {
       // Joined on profiles, so every row has a card.
-      const card: DiscoverCard = cardFromRow(r, viewer, ctx.now) as ProfileCard;
+      const card: DiscoverCard = cardFromRow(r, from, ctx.now) as ProfileCard;
       const score = session.s[position + Number(r.ord) - 1];
       if (score !== undefined) card.score = score;
       cards.push(card);
@@ -406,7 +417,10 @@ export function decodeCursor(cursor: string): { sessionId: string; offset: numbe
 function parseSession(text: string): Session | null {
   try {
     const value = JSON.parse(text) as Session;
-    return typeof value.u === "string" && Array.isArray(value.ids) && Array.isArray(value.s) ? value : null;
+    if (typeof value.u !== "string" || !Array.isArray(value.ids) || !Array.isArray(value.s)) return null;
+    // Sessions stored before positions were kept: their cards show no distance.
+    if (!Array.isArray(value.p)) value.p = null;
+    return value;
   } catch {
     return null;
   }
