@@ -47,13 +47,30 @@ export function stringsOf(value: unknown, out: string[] = []): string[] {
 const normalise = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
 
 /**
+ * The normalised words of a system prompt, kept: with its random fence tag masked, one
+ * endpoint's prompt in one language is the same text on every call, and normalising it anew was
+ * a tenth of what an AI call allocates. Bounded; the oldest entry makes room.
+ */
+const promptWordCache = new Map<string, string[]>();
+const PROMPT_WORD_CACHE_MAX = 512;
+function promptWords(prompt: string): string[] {
+  let words = promptWordCache.get(prompt);
+  if (words === undefined) {
+    words = normalise(prompt).split(" ");
+    if (promptWordCache.size >= PROMPT_WORD_CACHE_MAX) promptWordCache.delete(promptWordCache.keys().next().value as string);
+    promptWordCache.set(prompt, words);
+  }
+  return words;
+}
+
+/**
  * A problem when the answer repeats a run of 8+ consecutive words of the system prompt, or its
  * fence tag; undefined otherwise. Short common phrases do not trip it.
  */
 export function echoesPrompt(value: unknown, systemPrompt: string, tag?: string): string | undefined {
   const text = normalise(stringsOf(value).join(" \n "));
   if (tag && text.includes(tag.toLowerCase())) return "the answer repeats internal markers";
-  const words = normalise(systemPrompt).split(" ");
+  const words = promptWords(tag ? systemPrompt.replaceAll(tag, "DATA") : systemPrompt);
   const WINDOW = 8;
   // A run found inside the text has its inner words (all but the first and last, which may be
   // parts of longer words) as whole words of the text. Checking that first leaves the substring
