@@ -4,7 +4,7 @@ import { cpus, loadavg } from "node:os";
 import autocannon from "autocannon";
 import { startTestIssuer } from "../test/support/issuer";
 import { median } from "./lib/load";
-import { REDIS_URL, ROOT, freePort, freshDatabase, startProcess } from "./lib/servers";
+import { benchKvPrefix, REDIS_URL, ROOT, freePort, freshDatabase, startProcess } from "./lib/servers";
 
 interface Latency {
   label: string;
@@ -65,6 +65,7 @@ async function startFakeHost(delayMs: number): Promise<{ url: string; pid: numbe
  */
 export async function benchAi(options: { seconds: number; rounds: number; connections: number; users: number; delayMs: number; api: "ollama" | "openai"; profileDir?: string }): Promise<void> {
   const [issuer, fake] = await Promise.all([startTestIssuer(), startFakeHost(options.delayMs)]);
+  const kv = benchKvPrefix("ai");
   // With a profile directory, the server writes a V8 CPU profile there when it stops.
   const profile = options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", options.profileDir] : [];
   const api = await startProcess(
@@ -73,7 +74,7 @@ export async function benchAi(options: { seconds: number; rounds: number; connec
       LOG_LEVEL: "info",
       DATABASE_URL: await freshDatabase("api_bench_ai"),
       REDIS_URL,
-      KV_PREFIX: `bench:${Date.now()}:`,
+      KV_PREFIX: kv.prefix,
       OIDC_ISSUER: issuer.url,
       OIDC_AUDIENCE: issuer.audience,
       INFERENCE_URL: fake.url,
@@ -179,5 +180,6 @@ export async function benchAi(options: { seconds: number; rounds: number; connec
     await api.stop();
     fake.stop();
     await issuer.close();
+    await kv.dropKeys();
   }
 }

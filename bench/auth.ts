@@ -4,7 +4,7 @@ import { createIdGenerator, webRandom } from "../src/platform/ids";
 import { load, median, printTable, type LoadResult } from "./lib/load";
 import { cpuMs, redisPids } from "./lib/cpu";
 import { startRedisCounter } from "./lib/redis-counter";
-import { REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
+import { benchKvPrefix, REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
 
 /**
  * An authenticated, rate-limited GET /v1/auth/test (JWT from a loopback issuer, real Redis,
@@ -17,7 +17,8 @@ export async function benchAuth(options: { seconds: number; rounds: number; conn
   const redisTarget = new URL(REDIS_URL);
   const counter = await startRedisCounter({ host: redisTarget.hostname, port: Number(redisTarget.port || 6379) });
   const databaseUrl = await freshDatabase("api_bench_auth");
-  const env = { DATABASE_URL: databaseUrl, KV_PREFIX: `bench:${Date.now()}:`, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience };
+  const kv = benchKvPrefix("auth");
+  const env = { DATABASE_URL: databaseUrl, KV_PREFIX: kv.prefix, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience };
   // Throughput is measured with Redis reached directly; a second server behind the counting proxy
   // counts round trips in a run of its own, so the proxy's hop never weighs on the ratio.
   const api = await startApi({ ...env, REDIS_URL }, await freePort());
@@ -94,6 +95,7 @@ export async function benchAuth(options: { seconds: number; rounds: number; conn
     await Promise.all([api.stop(), counted.stop()]);
     await counter.close();
     await issuer.close();
+    await kv.dropKeys();
   }
 }
 

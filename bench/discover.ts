@@ -3,7 +3,7 @@ import { startTestIssuer } from "../test/support/issuer";
 import { closedLoop, stats, type Stats } from "./lib/closed-loop";
 import { keepAliveGet } from "./lib/http-client";
 import { cpuMs, postgresBackends } from "./lib/cpu";
-import { PG_ADMIN_URL, REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
+import { benchKvPrefix, PG_ADMIN_URL, REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
 
 /**
  * GET /api/v1/profiles/discover over 100,000 seeded profiles (8 cities in 4 countries, realistic
@@ -17,8 +17,9 @@ export async function benchDiscover(options: { seconds: number; connections: num
   const started = Date.now();
   const issuer = await startTestIssuer();
   const databaseUrl = await freshDatabase("api_bench_discover");
+  const kv = benchKvPrefix("discover");
   const api = await startApi(
-    { DATABASE_URL: databaseUrl, REDIS_URL, KV_PREFIX: `bench:discover:${Date.now()}:`, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience },
+    { DATABASE_URL: databaseUrl, REDIS_URL, KV_PREFIX: kv.prefix, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience },
     await freePort(),
   );
   try {
@@ -84,6 +85,7 @@ export async function benchDiscover(options: { seconds: number; connections: num
   } finally {
     await api.stop();
     await issuer.close();
+    await kv.dropKeys();
   }
 }
 

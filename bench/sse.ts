@@ -4,7 +4,7 @@ import http from "node:http";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { startTestIssuer } from "../test/support/issuer";
-import { REDIS_URL, freePort, freshDatabase, raiseNofileScript, startApi } from "./lib/servers";
+import { benchKvPrefix, REDIS_URL, freePort, freshDatabase, raiseNofileScript, startApi } from "./lib/servers";
 
 /** Open files for the server and for this process: 10,000 sockets each, with room to spare. */
 const NOFILE = 65_536;
@@ -27,7 +27,8 @@ export async function benchSse(options: { streams: number; batch: number; timeou
 
   const issuer = await startTestIssuer();
   const databaseUrl = await freshDatabase("api_bench_sse");
-  const prefix = `bench:sse:${Date.now()}:`;
+  const kv = benchKvPrefix("sse");
+  const prefix = kv.prefix;
   const api = await startApi(
     { DATABASE_URL: databaseUrl, REDIS_URL, KV_PREFIX: prefix, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience },
     await freePort(),
@@ -134,6 +135,7 @@ export async function benchSse(options: { streams: number; batch: number; timeou
     redis.disconnect();
     await api.stop();
     await issuer.close();
+    await kv.dropKeys();
   }
 }
 

@@ -5,7 +5,7 @@ import { candidateSimilarities, packVectors, similarities, type VectorSet } from
 import { recallAt, seeded, topicalVectors, topRows } from "../test/support/vectors";
 import { makeSnapshot } from "../src/services/kb/snapshot";
 import { closedLoop } from "./lib/closed-loop";
-import { REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
+import { benchKvPrefix, REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
 
 /**
  * The support agent's retrieval over a generated 2 MB knowledge base (about 2,000 sections):
@@ -109,7 +109,8 @@ export async function benchSupport(options: { seconds: number; connections: numb
 
   const issuer = await startTestIssuer();
   const databaseUrl = await freshDatabase("api_bench_support");
-  const api = await startApi({ DATABASE_URL: databaseUrl, REDIS_URL, KV_PREFIX: `bench:support:${Date.now()}:`, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience, LOG_LEVEL: "warn" }, await freePort());
+  const kv = benchKvPrefix("support");
+  const api = await startApi({ DATABASE_URL: databaseUrl, REDIS_URL, KV_PREFIX: kv.prefix, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience, LOG_LEVEL: "warn" }, await freePort());
   try {
     const admin = await issuer.sign({ sub: "bench-support-admin", email: "admin@bench.test", roles: ["admin"] }, { expiresIn: "2h" });
     const form = new FormData();
@@ -163,6 +164,7 @@ export async function benchSupport(options: { seconds: number; connections: numb
   } finally {
     await api.stop();
     await issuer.close();
+    await kv.dropKeys();
   }
 }
 

@@ -6,7 +6,7 @@ import { withPgClient } from "../test/support/pg";
 import { startTestIssuer } from "../test/support/issuer";
 import { load, median, printTable, type LoadResult } from "./lib/load";
 import { cpuMs, postgresBackends } from "./lib/cpu";
-import { PG_ADMIN_URL, REDIS_URL, ROOT, freePort, freshDatabase, startApi } from "./lib/servers";
+import { benchKvPrefix, PG_ADMIN_URL, REDIS_URL, ROOT, freePort, freshDatabase, startApi } from "./lib/servers";
 
 const FUNDING = 1_000_000;
 const PGBENCH_SCRIPT = join(ROOT, "bench/transfer.pgbench.sql");
@@ -30,8 +30,9 @@ export async function benchWallet(options: { seconds: number; connections: numbe
   const issuer = await startTestIssuer();
   const apiDatabaseUrl = await freshDatabase("api_bench_wallet");
   const plainDatabaseUrl = await freshDatabase("api_bench_wallet_plain");
+  const kv = benchKvPrefix("wallet");
   const api = await startApi(
-    { DATABASE_URL: apiDatabaseUrl, REDIS_URL, KV_PREFIX: `bench:wallet:${Date.now()}:`, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience },
+    { DATABASE_URL: apiDatabaseUrl, REDIS_URL, KV_PREFIX: kv.prefix, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience },
     await freePort(),
   );
   const logDir = mkdtempSync(join(tmpdir(), "bench-wallet-"));
@@ -152,6 +153,7 @@ export async function benchWallet(options: { seconds: number; connections: numbe
     rmSync(logDir, { recursive: true, force: true });
     await api.stop();
     await issuer.close();
+    await kv.dropKeys();
   }
 }
 

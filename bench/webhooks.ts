@@ -1,7 +1,7 @@
 import { withPgClient } from "../test/support/pg";
 import { startTestIssuer } from "../test/support/issuer";
 import { startCardBFake, type CardBTransaction } from "../test/support/providers/card-b";
-import { REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
+import { benchKvPrefix, REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
 
 /**
  * card-b webhook deliveries against the real Node server and Postgres: every payment paid at the
@@ -15,11 +15,12 @@ export async function benchWebhooks(options: { deliveries: number; duplicateShar
   const started = Date.now();
   const [issuer, provider] = await Promise.all([startTestIssuer(), startCardBFake()]);
   const databaseUrl = await freshDatabase("api_bench_webhooks");
+  const kv = benchKvPrefix("webhooks");
   const api = await startApi(
     {
       DATABASE_URL: databaseUrl,
       REDIS_URL,
-      KV_PREFIX: `bench:webhooks:${Date.now()}:`,
+      KV_PREFIX: kv.prefix,
       OIDC_ISSUER: issuer.url,
       OIDC_AUDIENCE: issuer.audience,
       LOG_LEVEL: "warn",
@@ -113,6 +114,7 @@ export async function benchWebhooks(options: { deliveries: number; duplicateShar
     if (!ok) process.exitCode = 1;
   } finally {
     await Promise.all([api.stop(), issuer.close(), provider.close()]);
+    await kv.dropKeys();
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
 import pg from "pg";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -7,6 +8,31 @@ export const PG_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgr
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 export { freePort } from "../../test/support/process";
+
+/**
+ * A key prefix of the bench's own in the shared Redis, and the cleanup that removes every key
+ * under it. Rate-limit windows, feed sessions and context entries would otherwise stay behind
+ * until their TTLs ran out: a few runs left over 150 MB in Redis, which later runs then share.
+ */
+export function benchKvPrefix(name: string): { prefix: string; dropKeys(): Promise<number> } {
+  const prefix = `bench:${name}:${Date.now()}:`;
+  return {
+    prefix,
+    async dropKeys() {
+      const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      let dropped = 0;
+      try {
+        await redis.connect();
+        for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1000 }) as AsyncIterable<string[]>) {
+          if (keys.length > 0) dropped += await redis.unlink(...keys);
+        }
+      } finally {
+        redis.disconnect();
+      }
+      return dropped;
+    },
+  };
+}
 
 /** A fresh database for one benchmark run; the API's own start applies the migrations. */
 export async function freshDatabase(name: string): Promise<string> {
