@@ -6,7 +6,7 @@ import WebSocket from "ws";
 import { createNeonDatabase } from "../../src/db/neon";
 import type { Db } from "../../src/db/port";
 import { users } from "../../src/db/schema";
-import { preparedRows } from "../../src/db/rows";
+import { preparedRows, queryRows } from "../../src/db/rows";
 import { sql } from "drizzle-orm";
 import { openPgliteDatabase } from "../../src/node/database";
 import { migrateDatabase } from "../../src/node/migrate";
@@ -94,5 +94,42 @@ describe("named prepared statements on each database driver", () => {
     } finally {
       await pglite.close();
     }
+  });
+});
+
+describe("wallet balance updates", () => {
+  const pgTest = useTestDatabase();
+
+  it("stay on their page (HOT): no index covers the balance, and the table keeps free space for them", async () => {
+    const db = pgTest.db.database.db;
+    const [layout] = await queryRows<{ balance_indexes: number; options: string[] | null }>(
+      db,
+      sql`select (select count(*)::int from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)
+                   where i.indrelid = 'ledger_accounts'::regclass and a.attname = 'balance') as balance_indexes,
+                 (select reloptions from pg_class where oid = 'ledger_accounts'::regclass) as options`,
+    );
+    expect(layout).toEqual({ balance_indexes: 0, options: ["fillfactor=70"] });
+
+    const [alice, bob] = [ids.next("usr"), ids.next("usr")];
+    await db.insert(users).values([
+      { id: alice, subject: `hot-${alice}` },
+      { id: bob, subject: `hot-${bob}` },
+    ]);
+    const wallets = await ensureWallets(db, [alice, bob], ids);
+    await db.transaction((tx) =>
+      postTransaction(tx, { id: ids.next("txn"), type: "award", at: new Date(), postings: [{ accountId: MINT_ACCOUNT, amount: -10 }, { accountId: wallets.get(alice)!, amount: 10 }] }),
+    );
+    // The backend's counters (this transaction's, plus earlier ones not yet reported): every
+    // balance update, the transfer's two included, was heap-only.
+    const counters = await db.transaction(async (tx) => {
+      await postTransfer(tx, { id: ids.next("txn"), fromUserId: alice, toUserId: bob, amount: 3, note: null, at: new Date(), newWalletIds: [ids.next("wal"), ids.next("wal")] });
+      const [row] = await queryRows<{ updated: number; hot: number }>(
+        tx as unknown as Db,
+        sql`select pg_stat_get_xact_tuples_updated('ledger_accounts'::regclass)::int as updated, pg_stat_get_xact_tuples_hot_updated('ledger_accounts'::regclass)::int as hot`,
+      );
+      return row;
+    });
+    expect(counters?.updated).toBeGreaterThanOrEqual(2);
+    expect(counters?.hot).toBe(counters?.updated);
   });
 });

@@ -112,7 +112,9 @@ const LEADERBOARD_TTL_MS = 30_000;
 
 /**
  * Top wallets by coins. Served from the store for up to 30 s: the board is read far more often
- * than it changes in a way anyone would notice.
+ * than it changes in a way anyone would notice. A miss scans the wallets (a top-N sort), since
+ * balance carries no index so that transfers update it in place (migration 0017); at a few million
+ * wallets, a board table refreshed on a timer would take its place.
  */
 export async function leaderboard(db: Db, kv: KeyValueStore, limit: number, offset: number): Promise<{ entries: LeaderboardEntry[]; nextOffset: number | null }> {
   const cacheKey = `wallet:leaderboard:${offset}:${limit}`;
