@@ -79,6 +79,17 @@ describe("POST /chat/response", () => {
     expect(second).toContain("First message here");
   });
 
+  it("uses a profile edit on the next call, and still remembers the conversation", async () => {
+    const me = await member(t, env.issuer);
+    await ok(await post(t, me, "/chat/response", { message: "First message here", userId: me.id, context: ["line one"], tone: "casual", language: "en" }));
+    const edit = await t.request("/api/v1/profile", { method: "PUT", headers: { ...me.headers, "content-type": "application/json" }, body: JSON.stringify({ bio: "I restore old bicycles every weekend." }) });
+    expect(edit.status, await edit.clone().text()).toBe(200);
+    await ok(await post(t, me, "/chat/response", { message: "Second message here", userId: me.id }));
+    const second = host.chats()[1]?.messages[1]?.content ?? "";
+    expect(second).toContain("I restore old bicycles every weekend.");
+    expect(second).toContain("First message here");
+  });
+
   it("works for a member without a profile yet", async () => {
     const me = await member(t, env.issuer, null);
     await ok(await post(t, me, "/chat/response", { message: "Hello, anyone?", userId: me.id }));

@@ -7,6 +7,7 @@ import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { idPattern } from "../../platform/ids";
 import { GENDERS, ProfileInput, VISIBILITIES, getCard, getOwnProfile, updateProfile, type ProfileContext } from "../../services/profiles/profiles";
+import { noteProfileChange } from "../../services/ai/context-cache";
 
 const Gender = z.enum(GENDERS);
 
@@ -71,6 +72,11 @@ export const profileRoutes = createRouter()
     }),
     async (c) => {
       const { created, profile } = await updateProfile(ctx(c), principalOf(c), c.req.valid("json"));
+      // Stamped after the commit, so any AI context read before it counts as older than the save.
+      const deps = c.get("deps");
+      await noteProfileChange(deps.kv, principalOf(c).userId, deps.clock.now()).catch((err: unknown) =>
+        deps.logger.warn("profile change not noted for the AI context cache", { requestId: c.get("requestId"), err: String(err) }),
+      );
       return created ? c.json(profile as z.infer<typeof OwnProfile>, 201) : c.json(profile as z.infer<typeof OwnProfile>, 200);
     },
   )

@@ -10,8 +10,9 @@ import { ageOn } from "../profiles/card";
 /**
  * The per-user AI context: the parts of the user's own profile the assistant may use, and a short
  * memory of the conversation lines they sent, kept in the key-value store for CONTEXT_TTL_MS so
- * each AI call does not read the profile again. Profile edits show after the TTL or an
- * invalidation. Hit and miss counts are kept beside it for the admin stats.
+ * each AI call does not read the profile again. A profile save stamps its time beside the entry
+ * (`noteProfileChange`); an entry whose profile was read before that stamp gets the profile read
+ * again, and keeps its conversation. Hit and miss counts are kept beside it for the admin stats.
  */
 export const CONTEXT_TTL_MS = 10 * 60 * 1000;
 export const CONVERSATION_LINES = 10;
@@ -22,6 +23,8 @@ const INDEX = "ai:ctx:index";
 const HITS = "ai:ctx:hits";
 const MISSES = "ai:ctx:misses";
 const INVALIDATIONS = "ai:ctx:invalidations";
+/** When the user's profile was last saved (ms); kept as long as an entry can live. */
+const PROFILE_SAVED = (userId: string) => `ai:ctx:saved:${userId}`;
 
 export interface ProfileSummary {
   displayName: string;
@@ -73,16 +76,23 @@ async function loadProfile(db: Db, userId: string, now: number): Promise<Profile
 // Each AI call reads its context and writes it back; one script per step keeps that at two
 // store round trips.
 
-/** KEYS: entry, hits. Returns the entry and counts a hit when there is one. */
-export const contextReadScript = defineScript<string | null>({
+/**
+ * KEYS: entry, hits, profile-saved stamp. Returns the entry and the stamp, and counts a hit when
+ * there is an entry.
+ */
+export const contextReadScript = defineScript<{ entry: string | null; profileSavedAt: number | null }>({
   name: "ai_context_read",
-  lua: "local v = redis.call('GET', KEYS[1])\nif v then redis.call('INCR', KEYS[2]) end\nreturn v",
-  memory: (kv, [entry, hits]) => {
+  lua: "local v = redis.call('GET', KEYS[1])\nif v then redis.call('INCR', KEYS[2]) end\nreturn {v, redis.call('GET', KEYS[3])}",
+  memory: (kv, [entry, hits, saved]) => {
     const value = kv.get(entry as string);
     if (value !== null) kv.incrBy(hits as string, 1);
-    return value;
+    const savedAt = kv.get(saved as string);
+    return { entry: value, profileSavedAt: savedAt === null ? null : Number(savedAt) };
   },
-  parse: (raw) => (raw === null || raw === undefined ? null : String(raw)),
+  parse: (raw) => {
+    const [entry, saved] = Array.isArray(raw) ? raw : [];
+    return { entry: entry === null || entry === undefined || entry === false ? null : String(entry), profileSavedAt: saved === null || saved === undefined || saved === false ? null : Number(saved) };
+  },
 });
 
 /** KEYS: entry, index. ARGV: value, ttlMs, expiresAt, userId. Writes the entry and indexes it. */
@@ -110,16 +120,26 @@ function parse(raw: string): UserContext | undefined {
   }
 }
 
-/** The caller's own context: from the cache, or read and cached. Only ever the actor's own. */
+/**
+ * The caller's own context: from the cache, or read and cached. Only ever the actor's own. An
+ * entry read before the profile's last save counts as a miss: the profile is read again and the
+ * remembered conversation kept. (A save within a few milliseconds of clock skew between two
+ * servers may be missed until the entry expires.)
+ */
 export async function userContext(deps: ContextDeps, actor: Principal): Promise<UserContext> {
-  const raw = await deps.kv.eval(contextReadScript, [KEY(actor.userId), HITS], []);
-  const cached = raw === null ? undefined : parse(raw);
-  if (cached) return cached;
-  const fresh: UserContext = { profile: await loadProfile(deps.db, actor.userId, deps.now), conversation: [], cachedAt: deps.now };
-  // An entry that does not parse was counted as a hit by the read; it is a miss.
-  const uncount = raw === null ? [] : [deps.kv.incr(HITS, -1)];
+  const { entry, profileSavedAt } = await deps.kv.eval(contextReadScript, [KEY(actor.userId), HITS, PROFILE_SAVED(actor.userId)], []);
+  const cached = entry === null ? undefined : parse(entry);
+  if (cached && (profileSavedAt === null || cached.cachedAt > profileSavedAt)) return cached;
+  const fresh: UserContext = { profile: await loadProfile(deps.db, actor.userId, deps.now), conversation: cached?.conversation ?? [], cachedAt: deps.now };
+  // An entry that does not parse, or is older than the profile, was counted as a hit by the read; it is a miss.
+  const uncount = entry === null ? [] : [deps.kv.incr(HITS, -1)];
   await Promise.all([deps.kv.incr(MISSES), store(deps, actor.userId, fresh), ...uncount]);
   return fresh;
+}
+
+/** Stamps a profile save, so cached AI contexts read before it are refreshed on their next use. */
+export async function noteProfileChange(kv: KeyValueStore, userId: string, savedAt: number): Promise<void> {
+  await kv.set(PROFILE_SAVED(userId), String(savedAt), { ttlMs: CONTEXT_TTL_MS });
 }
 
 /** Adds the lines the user just sent to their remembered conversation (the last 10 are kept). */
