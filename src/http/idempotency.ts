@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors";
 import { sha256Hex } from "../platform/hash";
@@ -7,6 +8,11 @@ import { defer } from "./defer";
 import type { AppEnv } from "./env";
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The request header of every route behind `idempotent`, for its OpenAPI declaration. */
+export const IdempotencyHeader = z.object({
+  "idempotency-key": z.string().optional().openapi({ description: "Retry-safe key: the same key and body replay the first answer" }),
+});
 
 /**
  * `Idempotency-Key` as Stripe has it: the same key and body replay the first response and the

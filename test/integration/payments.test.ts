@@ -232,6 +232,39 @@ describe("mobile-money STK push", () => {
   });
 });
 
+describe("Idempotency-Key on payment creation", () => {
+  const withKey = (t: TestApp, who: Person, path: string, body: unknown, key: string) =>
+    t.request(path, json(body, { ...who.headers, "idempotency-key": key }));
+
+  it.each([
+    ["card-a checkout", "/api/payments/card-a/checkout", { amount: 700, currency: "USD" }, () => providers.current.cardA],
+    ["STK push", "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 }, () => providers.current.mobile],
+  ] as const)("%s: a retry with the same key replays the first answer and reaches the provider once", async (_name, path, body, fake) => {
+    const t = app();
+    const me = await person(t);
+    const key = `pay-${crypto.randomUUID()}`;
+    const before = fake().requests.length;
+    const first = await withKey(t, me, path, body, key);
+    expect(first.status, await first.clone().text()).toBe(201);
+    const again = await withKey(t, me, path, body, key);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual(await first.json());
+    // Token calls aside, the provider saw one payment.
+    const payments = fake().requests.slice(before).filter((r) => !/oauth/i.test(r.path));
+    expect(payments).toHaveLength(1);
+    await expectError(await withKey(t, me, path, { ...body, amount: body.amount + 1 }, key), 409, "conflict");
+  });
+
+  it("answers 400 to a malformed key, before the provider is called", async () => {
+    const t = app();
+    const me = await person(t);
+    const before = providers.current.cardA.requests.length;
+    await expectError(await withKey(t, me, "/api/payments/card-a/checkout", { amount: 700, currency: "USD" }, "x".repeat(256)), 400, "invalid_input");
+    expect(providers.current.cardA.requests.length).toBe(before);
+  });
+});
+
 describe("payment status", () => {
   it("finds a payment of every store for its payer and an admin, and answers 404 to anyone else", async () => {
     const t = app();

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { principalOf } from "../../http/auth";
 import type { AppEnv } from "../../http/env";
+import { IdempotencyHeader, idempotent } from "../../http/idempotency";
 import { createRouter, jsonBody } from "../../http/router";
 import { ErrorBody, protectedRoute } from "../../http/routes";
 import { createCardACheckout } from "../../services/payments/card-a";
@@ -77,6 +78,7 @@ const StatusResult = z
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const err = (description: string) => json(ErrorBody, description);
 const PROVIDER_ERRORS = {
+  409: err("Idempotency-Key reused with another body, or still in flight"),
   502: err("The provider failed or timed out (provider_error); the payment is recorded as failed, or pending when it may still complete"),
   503: err("The provider is not configured (service_unavailable, naming it)"),
 } as const;
@@ -93,7 +95,8 @@ export const paymentRoutes = createRouter()
       path: "/api/payments/card-a/checkout",
       tags: ["payments"],
       summary: "Fund the wallet by card: a hosted checkout (card-a)",
-      request: { body: jsonBody(CardAInput) },
+      middleware: [idempotent],
+      request: { headers: IdempotencyHeader, body: jsonBody(CardAInput) },
       responses: { 201: json(CardAResult, "Checkout created; the funding request is pending"), ...PROVIDER_ERRORS },
     }),
     async (c) => c.json(await createCardACheckout(paymentDeps(c), principalOf(c), c.req.valid("json")), 201),
@@ -104,7 +107,8 @@ export const paymentRoutes = createRouter()
       path: "/api/v1/payments/card-b/card-collection",
       tags: ["payments"],
       summary: "Fund the wallet by card: a hosted card collection (card-b)",
-      request: { body: jsonBody(CardBInput) },
+      middleware: [idempotent],
+      request: { headers: IdempotencyHeader, body: jsonBody(CardBInput) },
       responses: { 201: json(CardBResult, "Checkout created; the transaction is pending"), ...PROVIDER_ERRORS },
     }),
     async (c) => c.json(await createCardBCheckout(paymentDeps(c), principalOf(c), c.req.valid("json"), publicBaseUrl(c)), 201),
@@ -115,7 +119,8 @@ export const paymentRoutes = createRouter()
       path: "/api/payments/crypto/create",
       tags: ["payments"],
       summary: "Fund the wallet in crypto: a payment intent",
-      request: { body: jsonBody(CryptoInput) },
+      middleware: [idempotent],
+      request: { headers: IdempotencyHeader, body: jsonBody(CryptoInput) },
       responses: { 201: json(CryptoResult, "Intent created; send the amount before expiresAt"), ...PROVIDER_ERRORS },
     }),
     async (c) => c.json(await createCryptoIntent(paymentDeps(c), principalOf(c), c.req.valid("json"), publicBaseUrl(c)), 201),
@@ -126,7 +131,8 @@ export const paymentRoutes = createRouter()
       path: "/api/v1/mobile-money/stk-push",
       tags: ["payments"],
       summary: "Fund the wallet by mobile money: a push to the payer's phone",
-      request: { body: jsonBody(StkInput) },
+      middleware: [idempotent],
+      request: { headers: IdempotencyHeader, body: jsonBody(StkInput) },
       responses: { 201: json(StkResult, "Push sent; the request is pending"), ...PROVIDER_ERRORS },
     }),
     async (c) => c.json(await stkPush(paymentDeps(c), principalOf(c), c.req.valid("json")), 201),

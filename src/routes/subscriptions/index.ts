@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { principalOf } from "../../http/auth";
-import { idempotent } from "../../http/idempotency";
+import { IdempotencyHeader, idempotent } from "../../http/idempotency";
 import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { currentSubscription, listPlans, subscribe } from "../../services/subscriptions/subscriptions";
@@ -50,7 +50,7 @@ export const subscriptionRoutes = createRouter()
       tags: ["subscriptions"],
       summary: "Subscribe to a paid plan, paying its price from the wallet",
       middleware: [idempotent],
-      request: { headers: z.object({ "idempotency-key": z.string().optional() }), body: jsonBody(SubscribeInput) },
+      request: { headers: IdempotencyHeader, body: jsonBody(SubscribeInput) },
       responses: {
         201: json(Subscribed, "Subscribed or extended"),
         404: { description: "No such plan" },

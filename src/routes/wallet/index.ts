@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { principalOf } from "../../http/auth";
-import { idempotent } from "../../http/idempotency";
+import { IdempotencyHeader, idempotent } from "../../http/idempotency";
 import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { moneyContext } from "../../services/wallet/context";
@@ -9,9 +9,6 @@ import { awardCoins, transfer } from "../../services/wallet/transfers";
 
 const Coins = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).openapi({ description: "Whole coins (1 coin = 1 US cent)", example: 100 });
 const UserId = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "a user id");
-const IdempotencyHeader = z.object({
-  "idempotency-key": z.string().optional().openapi({ description: "Retry-safe key: the same key and body replay the first answer" }),
-});
 
 const Overview = z
   .object({ walletId: z.string(), userId: z.string(), balance: z.number().int(), coins: z.number().int(), tier: z.enum(["standard", "premium", "enterprise"]) })
