@@ -34,7 +34,8 @@ async function preparedQueriesRepeatedly(db: Db): Promise<void> {
   expect(await lookup(41, [])).toEqual([{ next: 42, words: [], at: "x" }]);
 }
 
-async function transfersRepeatedly(db: Db): Promise<void> {
+/** Two new people with wallets, the first awarded `coins`. */
+async function aliceAndBob(db: Db, coins: number): Promise<[alice: string, bob: string]> {
   const [alice, bob] = [ids.next("usr"), ids.next("usr")];
   await db.insert(users).values([
     { id: alice, subject: `drv-${alice}` },
@@ -42,10 +43,17 @@ async function transfersRepeatedly(db: Db): Promise<void> {
   ]);
   const wallets = await ensureWallets(db, [alice, bob], ids);
   await db.transaction((tx) =>
-    postTransaction(tx, { id: ids.next("txn"), type: "award", at: new Date(), postings: [{ accountId: MINT_ACCOUNT, amount: -100 }, { accountId: wallets.get(alice)!, amount: 100 }] }),
+    postTransaction(tx, { id: ids.next("txn"), type: "award", at: new Date(), postings: [{ accountId: MINT_ACCOUNT, amount: -coins }, { accountId: wallets.get(alice)!, amount: coins }] }),
   );
-  const transfer = (from: string, to: string, amount: number, on: Parameters<typeof postTransfer>[0] = db) =>
-    postTransfer(on, { id: ids.next("txn"), fromUserId: from, toUserId: to, amount, note: null, at: new Date(), newWalletIds: [ids.next("wal"), ids.next("wal")] });
+  return [alice, bob];
+}
+
+const transferOn = (on: Parameters<typeof postTransfer>[0], from: string, to: string, amount: number) =>
+  postTransfer(on, { id: ids.next("txn"), fromUserId: from, toUserId: to, amount, note: null, at: new Date(), newWalletIds: [ids.next("wal"), ids.next("wal")] });
+
+async function transfersRepeatedly(db: Db): Promise<void> {
+  const [alice, bob] = await aliceAndBob(db, 100);
+  const transfer = (from: string, to: string, amount: number, on: Parameters<typeof postTransfer>[0] = db) => transferOn(on, from, to, amount);
 
   const balances = await Promise.all(Array.from({ length: 6 }, () => transfer(alice, bob, 5)));
   expect(balances.sort((a, b) => b - a)).toEqual([95, 90, 85, 80, 75, 70]);
@@ -110,19 +118,11 @@ describe("wallet balance updates", () => {
     );
     expect(layout).toEqual({ balance_indexes: 0, options: ["fillfactor=70"] });
 
-    const [alice, bob] = [ids.next("usr"), ids.next("usr")];
-    await db.insert(users).values([
-      { id: alice, subject: `hot-${alice}` },
-      { id: bob, subject: `hot-${bob}` },
-    ]);
-    const wallets = await ensureWallets(db, [alice, bob], ids);
-    await db.transaction((tx) =>
-      postTransaction(tx, { id: ids.next("txn"), type: "award", at: new Date(), postings: [{ accountId: MINT_ACCOUNT, amount: -10 }, { accountId: wallets.get(alice)!, amount: 10 }] }),
-    );
+    const [alice, bob] = await aliceAndBob(db, 10);
     // The backend's counters (this transaction's, plus earlier ones not yet reported): every
     // balance update, the transfer's two included, was heap-only.
     const counters = await db.transaction(async (tx) => {
-      await postTransfer(tx, { id: ids.next("txn"), fromUserId: alice, toUserId: bob, amount: 3, note: null, at: new Date(), newWalletIds: [ids.next("wal"), ids.next("wal")] });
+      await transferOn(tx, alice, bob, 3);
       const [row] = await queryRows<{ updated: number; hot: number }>(
         tx as unknown as Db,
         sql`select pg_stat_get_xact_tuples_updated('ledger_accounts'::regclass)::int as updated, pg_stat_get_xact_tuples_hot_updated('ledger_accounts'::regclass)::int as hot`,
