@@ -90,8 +90,8 @@ export const contextReadScript = defineScript<{ entry: string | null; profileSav
     return { entry: value, profileSavedAt: savedAt === null ? null : Number(savedAt) };
   },
   parse: (raw) => {
-    const [entry, saved] = Array.isArray(raw) ? raw : [];
-    return { entry: entry === null || entry === undefined || entry === false ? null : String(entry), profileSavedAt: saved === null || saved === undefined || saved === false ? null : Number(saved) };
+    const [entry, saved] = (Array.isArray(raw) ? raw : []).map((v: unknown) => (v === null || v === undefined || v === false ? null : String(v)));
+    return { entry: entry ?? null, profileSavedAt: saved === undefined || saved === null ? null : Number(saved) };
   },
 });
 
