@@ -112,7 +112,7 @@ export async function discover(ctx: DiscoveryContext, userId: string, page: { li
   // Stored while the first page is read (one wait instead of two), and only when there can be
   // a second page: a feed that fits on one page costs no write.
   const [{ cards, next }] = await Promise.all([
-    servePage(ctx, userId, position, session, 0, page.limit, options),
+    servePage(ctx, session, 0, page.limit, options),
     session.ids.length > page.limit ? ctx.kv.set(SESSION_KEY(sessionId), JSON.stringify(session), { ttlMs: options.sessionTtlMs }) : undefined,
   ]);
   return { profiles: cards, nextCursor: next < session.ids.length ? encodeCursor(sessionId, next) : null };
@@ -133,7 +133,7 @@ async function nextPage(
       details: [{ path: "cursor", message: "feed sessions last 30 minutes; start again without a cursor" }],
     });
   }
-  const { cards, next } = await servePage(ctx, userId, session.p, session, cursor.offset, limit, options);
+  const { cards, next } = await servePage(ctx, session, cursor.offset, limit, options);
   return { profiles: cards, nextCursor: next < session.ids.length ? encodeCursor(cursor.sessionId, next) : null };
 }
 
@@ -326,8 +326,6 @@ function candidateArms(viewer: Viewer): SQL[] {
  */
 async function servePage(
   ctx: DiscoveryContext,
-  viewerId: string,
-  viewerPosition: Session["p"],
   session: Session,
   offset: number,
   limit: number,
@@ -335,7 +333,7 @@ async function servePage(
 ): Promise<{ cards: DiscoverCard[]; next: number }> {
   const cards: DiscoverCard[] = [];
   const today = utcDay(ctx.now);
-  const from = viewerPosition ? { latitude: viewerPosition[0], longitude: viewerPosition[1] } : { latitude: null, longitude: null };
+  const from = session.p ? { latitude: session.p[0], longitude: session.p[1] } : { latitude: null, longitude: null };
   let position = offset;
   while (cards.length < limit && position < session.ids.length) {
     const need = limit - cards.length;
@@ -348,7 +346,7 @@ async function servePage(
             select w.ord, ${CARD_COLUMNS}
             from w join profiles p on p.user_id = w.user_id
             where p.visibility = 'visible'
-              and ${notExcluded(viewerId, today, options.dailyImpressionCap, "lookup")}
+              and ${notExcluded(session.u, today, options.dailyImpressionCap, "lookup")}
             order by w.ord
             limit ${need}::int
           ),
