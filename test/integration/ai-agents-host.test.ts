@@ -64,6 +64,28 @@ describe("GET /api/v1/ai-agents/health", () => {
     }
   });
 
+  it("says whether each host serves the chat and the embedding model", async () => {
+    const withEmbed = await app({ INFERENCE_URL: `${up.url},${down.url}`, INFERENCE_MODEL: "up:7b", INFERENCE_EMBED_MODEL: "embed" }).request("/api/v1/ai-agents/health");
+    expect(await withEmbed.json()).toMatchObject({
+      model: "up:7b",
+      embedModel: "embed",
+      hosts: [
+        { host: "host-1", servesModel: true, servesEmbedModel: false },
+        { host: "host-2", servesModel: false, servesEmbedModel: false },
+      ],
+    });
+    // An untagged name matches Ollama's ':latest'; without an embedding model there is nothing to report.
+    const spare = await app({ INFERENCE_URL: up.url, INFERENCE_MODEL: "spare:1b" }).request("/api/v1/ai-agents/health");
+    expect(await spare.json()).toMatchObject({ embedModel: null, hosts: [{ servesModel: true, servesEmbedModel: null }] });
+    const latest = await startFakeInference({ model: "platform-chat:latest" });
+    try {
+      const res = await app({ INFERENCE_URL: latest.url, INFERENCE_MODEL: "platform-chat" }).request("/api/v1/ai-agents/health");
+      expect(await res.json()).toMatchObject({ hosts: [{ servesModel: true }] });
+    } finally {
+      await latest.close();
+    }
+  });
+
   it("reuses a probe for a few seconds, so the public route cannot flood the hosts", async () => {
     const t = app({ INFERENCE_URL: up.url });
     up.reset();

@@ -9,10 +9,24 @@ const HostState = z.object({
   models: z.array(z.string()),
   latencyMs: z.number().int(),
   coolingDown: z.boolean().openapi({ description: "Failed recently: tried only after the healthy hosts" }),
+  servesModel: z.boolean().openapi({ description: "The chat model is among the host's models" }),
+  servesEmbedModel: z.boolean().nullable().openapi({ description: "The embedding model is among the host's models; null when none is configured" }),
 });
 const AiHealth = z
-  .object({ status: z.enum(["ok", "degraded", "down"]), api: z.enum(["ollama", "openai"]), model: z.string(), hosts: z.array(HostState), timestamp: z.string() })
+  .object({
+    status: z.enum(["ok", "degraded", "down"]),
+    api: z.enum(["ollama", "openai"]),
+    model: z.string(),
+    embedModel: z.string().nullable().openapi({ description: "INFERENCE_EMBED_MODEL, or null: knowledge-base retrieval then ranks by words alone" }),
+    hosts: z.array(HostState),
+    timestamp: z.string(),
+  })
   .openapi("AiHealth");
+
+/** Ollama lists a model pulled without a tag as `<name>:latest`. */
+function serves(models: string[], wanted: string): boolean {
+  return models.some((m) => m === wanted || (!wanted.includes(":") && m === `${wanted}:latest`));
+}
 
 const route = createRoute({
   method: "get",
@@ -48,10 +62,12 @@ export const aiHealthRoutes = createRouter().openapi(route, async (c) => {
     models: h.models,
     latencyMs: Math.round(h.latencyMs),
     coolingDown: h.coolingDown,
+    servesModel: serves(h.models, inference.model),
+    servesEmbedModel: inference.embedModel === undefined ? null : serves(h.models, inference.embedModel),
   }));
   const up = hosts.filter((h) => h.reachable).length;
   const status = up === 0 ? ("down" as const) : up === hosts.length ? ("ok" as const) : ("degraded" as const);
   c.header("Cache-Control", "no-store");
-  const body = { status, api: inference.api, model: inference.model, hosts, timestamp: new Date(c.var.deps.clock.now()).toISOString() };
+  const body = { status, api: inference.api, model: inference.model, embedModel: inference.embedModel ?? null, hosts, timestamp: new Date(c.var.deps.clock.now()).toISOString() };
   return status === "down" ? c.json(body, 503) : c.json(body, 200);
 });
