@@ -67,6 +67,9 @@ export function requestContext(deps: AppDeps, runtime: Runtime, guard?: Middlewa
 export function checkBodies(options: { limits?: BodyLimitOverride[]; formPaths?: string[]; anyTypePaths?: string[] } = {}): MiddlewareHandler<AppEnv> {
   const both = inSequence(limitBodies(options.limits), requireJsonBodies(options.formPaths, options.anyTypePaths));
   return (c, next) => {
+    // Reading c.req.raw makes the Node adapter build a full Request (several times the cost of
+    // a small request), so a GET that declares no body skips both checks. Body methods always
+    // take them: a streamed body need not be declared in-process.
     if (!BODY_METHODS.has(c.req.method) && !declaresBody(c.req.header("content-length"), c.req.header("transfer-encoding"))) return next();
     return both(c, next);
   };
@@ -91,8 +94,8 @@ export interface BodyLimitOverride {
   stream?: boolean;
 }
 
-/** Bodies over the limit answer 413 whether or not the client sent a Content-Length. */
-export function limitBodies(overrides: BodyLimitOverride[] = []): MiddlewareHandler<AppEnv> {
+/** Bodies over the limit answer 413 whether or not the client sent a Content-Length (behind checkBodies). */
+function limitBodies(overrides: BodyLimitOverride[] = []): MiddlewareHandler<AppEnv> {
   const onError = (): never => {
     throw new ApiError("payload_too_large", "request body exceeds the size limit");
   };
@@ -103,12 +106,8 @@ export function limitBodies(overrides: BodyLimitOverride[] = []): MiddlewareHand
     mw: o.stream ? countWhileStreaming(o.maxBytes) : bodyLimit({ maxSize: o.maxBytes, onError }),
   }));
   return (c, next) => {
-    // Reading c.req.raw makes the Node adapter build a full Request (several times the cost of
-    // a small request), so a GET that declares no body skips the check. Body methods always
-    // take it: a streamed body need not be declared in-process.
     const length = c.req.header("content-length");
     const chunked = c.req.header("transfer-encoding") !== undefined;
-    if (!BODY_METHODS.has(c.req.method) && !declaresBody(length, c.req.header("transfer-encoding"))) return next();
     const override = special.find((s) => c.req.path.startsWith(s.prefix));
     // A declared length is checked from the header alone (the HTTP parser holds the body to it);
     // Hono's bodyLimit would first touch the raw body, which costs the Node adapter a full Request.
@@ -146,7 +145,7 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
  * Request bodies are JSON unless a path is listed as taking forms (e.g. file uploads) or any type. A body in
  * another type answers 400 naming the expected type instead of failing field validation.
  */
-export function requireJsonBodies(formPaths: string[] = [], anyTypePaths: string[] = []): MiddlewareHandler<AppEnv> {
+function requireJsonBodies(formPaths: string[] = [], anyTypePaths: string[] = []): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (BODY_METHODS.has(c.req.method) && (declaresBody(c.req.header("content-length"), c.req.header("transfer-encoding")) || c.req.raw.body !== null)) {
       // Bodies passed on untouched (proxied audio) keep whatever type the client gave them.

@@ -41,10 +41,6 @@ export interface IdGenerator {
 // Crockford's base32 in lower case, as ids are written.
 const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
 
-export function ulid(nowMs: number, random: Random): string {
-  return encodeTime(nowMs) + encodeRandom(random);
-}
-
 /** 48-bit milliseconds as 10 base32 characters. */
 function encodeTime(nowMs: number): string {
   let time = "";
