@@ -62,6 +62,11 @@ export interface ApiErrorOptions {
   retryAfter?: number;
   headers?: Record<string, string>;
   cause?: unknown;
+  /**
+   * The request's effect may have happened even though it failed (a provider call whose outcome
+   * is unknown). An idempotent retry must then replay this answer instead of doing it again.
+   */
+  effectMayExist?: boolean;
 }
 
 export class ApiError extends Error {
@@ -70,6 +75,7 @@ export class ApiError extends Error {
   readonly details?: FieldIssue[] | string;
   readonly retryAfter?: number;
   readonly headers: Record<string, string>;
+  readonly effectMayExist: boolean;
 
   constructor(code: ErrorCode, message?: string, options: ApiErrorOptions = {}) {
     // An ApiError is an expected answer (404, 401, 429…), not a fault: capturing a stack for it
@@ -85,6 +91,7 @@ export class ApiError extends Error {
     this.details = options.details;
     this.retryAfter = options.retryAfter;
     this.headers = options.headers ?? {};
+    this.effectMayExist = options.effectMayExist ?? false;
   }
 }
 

@@ -18,7 +18,10 @@ export const IdempotencyHeader = z.object({
  * `Idempotency-Key` as Stripe has it: the same key and body replay the first response and the
  * effect happens once; the same key with another body, or while the first is in flight, is 409.
  * Services that move money complete the key inside their own transaction (see
- * `c.var.idempotency`); any other answer below 500 is recorded here, and a 5xx frees the key.
+ * `c.var.idempotency`); any other answer is recorded here, except that a 5xx frees the key so
+ * the client may retry, unless the error says the effect may exist anyway (`effectMayExist`: a
+ * provider call whose outcome is unknown). Such an error is replayed like any other answer, as
+ * Stripe replays its 500s: a retry must not send a second payment request to the payer.
  */
 export const idempotent: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header("idempotency-key");
@@ -41,7 +44,7 @@ export const idempotent: MiddlewareHandler<AppEnv> = async (c, next) => {
 
   c.set("idempotency", handle);
   await next();
-  if (c.res.status >= 500) {
+  if (c.res.status >= 500 && !(c.error instanceof ApiError && c.error.effectMayExist)) {
     await releaseKey(db, handle);
     return;
   }

@@ -98,6 +98,8 @@ describe("configuration and provider failures", () => {
   it("gives up on a provider that does not answer in time (502) for every provider, leaving consistent records", async () => {
     const t = app();
     const me = await person(t);
+    // Mobile money's token first, so the push itself is what goes unanswered.
+    expect((await post(t, await person(t), "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 })).status).toBe(201);
     const p = providers.current;
     p.cardA.mode = p.cardB.mode = p.crypto.mode = p.mobile.mode = "timeout";
     const started = Date.now();
@@ -254,6 +256,53 @@ describe("Idempotency-Key on payment creation", () => {
     const payments = fake().requests.slice(before).filter((r) => !/oauth/i.test(r.path));
     expect(payments).toHaveLength(1);
     await expectError(await withKey(t, me, path, { ...body, amount: body.amount + 1 }, key), 409, "conflict");
+  });
+
+  it("STK push whose answer never arrives: the same key replays the 502, the phone gets one push, and paying it still credits once", async () => {
+    const t = app();
+    const me = await person(t);
+    const mobile = providers.current.mobile;
+    expect((await post(t, await person(t), "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 })).status).toBe(201);
+    const pushesBefore = mobile.stk.size;
+    mobile.mode = "late";
+    const key = `pay-${crypto.randomUUID()}`;
+    const body = { phoneNumber: "0712345678", amount: 250 };
+    const first = await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key);
+    const error = (await expectError(first.clone(), 502, "provider_error")) as { details?: unknown };
+    const paymentId = /payment (\S+) stays pending/.exec(String(error.details))?.[1] ?? "";
+    expect(paymentId).toMatch(/^mmreq_/);
+    expect(mobile.stk.size).toBe(pushesBefore + 1);
+
+    mobile.mode = "ok";
+    const again = await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key);
+    expect(again.status).toBe(502);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual(await first.json());
+    expect(mobile.stk.size).toBe(pushesBefore + 1);
+
+    const pending = (await (await status(t, me, paymentId)).json()) as { paymentStatus: string };
+    expect(pending.paymentStatus).toBe("pending");
+    const push = [...mobile.stk.values()].at(-1);
+    if (!push) throw new Error("no push recorded");
+    mobile.complete(push.checkoutRequestId, 0);
+    expect((await deliver(t, mobile.callback(push.checkoutRequestId))).status).toBe(200);
+    expect(await paymentRow(env.db.database.db, paymentId)).toMatchObject({ status: "completed", provider_ref: push.checkoutRequestId });
+    expect(await creditsOf(env.db.database.db, paymentId)).toBe(1);
+  });
+
+  it("STK push whose token call fails: nothing was sent, no payment is recorded, and the key is free for the retry", async () => {
+    const t = app();
+    const me = await person(t);
+    const mobile = providers.current.mobile;
+    mobile.mode = "timeout";
+    const key = `pay-${crypto.randomUUID()}`;
+    const body = { phoneNumber: "0712345678", amount: 120 };
+    await expectError(await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key), 502, "provider_error");
+    expect(await queryRows(env.db.database.db, sql`select id from payments where user_id = ${me.id}`)).toEqual([]);
+    mobile.mode = "ok";
+    const retry = await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
   });
 
   it("answers 400 to a malformed key, before the provider is called", async () => {

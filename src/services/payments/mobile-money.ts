@@ -69,10 +69,13 @@ export async function stkPush(deps: PaymentDeps, actor: Principal, input: { phon
     throw new ApiError("invalid_input", "amount must be a whole number of shillings", { details: [{ path: "amount", message: "positive integer" }] });
   }
   const coins = coinsFor(deps.config, input.amount, MOBILE_MONEY_CURRENCY);
+  // Before the record: a failed token call has sent nothing, so there is nothing to keep pending.
+  const token = await accessToken(deps, provider).catch((err: unknown) => {
+    throw err instanceof ProviderFailure ? err.toApiError() : err;
+  });
   const callbackToken = toHex(deps.random.bytes(32));
   const row = await createPending(deps, { provider: "mobile-money", userId: actor.userId, amount: input.amount, currency: MOBILE_MONEY_CURRENCY, coins, callbackToken, details: { phoneNumber: phone } });
   try {
-    const token = await accessToken(deps, provider);
     const timestamp = providerTimestamp(deps.clock.now());
     const answer = await callProvider<{ MerchantRequestID?: unknown; CheckoutRequestID?: unknown; ResponseCode?: unknown; CustomerMessage?: unknown; ResponseDescription?: unknown }>(
       deps,
@@ -106,8 +109,11 @@ export async function stkPush(deps: PaymentDeps, actor: Principal, input: { phon
     if (!(err instanceof ProviderFailure)) throw err;
     // The push may have reached the phone even though we saw no answer, so the request stays
     // pending: its callback (found by token) or reconciliation settles it.
-    if (err.reason === "status" || err.reason === "body") await markFailed(deps, row.id, `provider_error: ${err.reason}`);
-    throw err.toApiError();
+    if (!err.outcomeUnknown) {
+      await markFailed(deps, row.id, `provider_error: ${err.reason}`);
+      throw err.toApiError();
+    }
+    throw err.toApiError({ paymentId: row.id, what: "The push may still reach the phone" });
   }
 }
 

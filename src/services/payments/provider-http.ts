@@ -14,9 +14,21 @@ export class ProviderFailure extends Error {
     this.name = "ProviderFailure";
   }
 
-  toApiError(): ApiError {
+  /** Whether the provider may have acted on the request: it was sent, and no answer came back. */
+  get outcomeUnknown(): boolean {
+    return this.reason === "timeout" || this.reason === "network";
+  }
+
+  /** `pending` names our record of a request the provider may still carry out. */
+  toApiError(pending?: { paymentId: string; what: string }): ApiError {
     const what = this.reason === "timeout" ? "did not answer in time" : this.reason === "status" ? `answered ${this.status}` : "could not be reached";
-    return new ApiError("provider_error", `the ${this.provider} payment provider ${this.reason === "body" ? "answered something unexpected" : what}`, { cause: this });
+    const message = `the ${this.provider} payment provider ${this.reason === "body" ? "answered something unexpected" : what}`;
+    if (!pending) return new ApiError("provider_error", message, { cause: this });
+    return new ApiError("provider_error", message, {
+      cause: this,
+      effectMayExist: true,
+      details: `${pending.what}, so payment ${pending.paymentId} stays pending; GET /api/payments/${pending.paymentId}/status tells how it ends`,
+    });
   }
 }
 

@@ -17,8 +17,11 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
-/** `ok` speaks the protocol; `error` answers the provider's 5xx; `timeout` never answers. */
-export type FakeMode = "ok" | "error" | "timeout";
+/**
+ * `ok` speaks the protocol; `error` answers the provider's 5xx; `timeout` never answers; `late`
+ * acts on the request as `ok` would but its answer never arrives (the ambiguous failure).
+ */
+export type FakeMode = "ok" | "error" | "timeout" | "late";
 
 export interface FakeServer {
   url: string;
@@ -53,6 +56,10 @@ export async function startFakeServer(handle: (req: Recorded) => Reply | Promise
         return;
       }
       const reply = fake.mode === "error" ? errorReply : await handle(recorded);
+      if (fake.mode === "late") {
+        held.add(res);
+        return;
+      }
       res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
       res.end(JSON.stringify(reply.body));
     })().catch((err: unknown) => {
