@@ -8,6 +8,7 @@ export interface Stats {
   count: number;
   failed: number;
   p50: number;
+  p90: number;
   p95: number;
   p99: number;
 }
@@ -15,7 +16,17 @@ export interface Stats {
 export function stats(samples: Sample[]): Stats {
   const ms = samples.map((s) => s.ms).sort((a, b) => a - b);
   const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] ?? 0;
-  return { count: samples.length, failed: samples.filter((s) => !s.ok).length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+  return { count: samples.length, failed: samples.filter((s) => !s.ok).length, p50: at(0.5), p90: at(0.9), p95: at(0.95), p99: at(0.99) };
+}
+
+export interface ClosedLoopOptions {
+  /**
+   * Loop k starts k/connections of this many ms after the first, and requests sent before the
+   * last loop has started are not counted. Loops that all start at one instant against a server
+   * whose answers take a fixed time stay in step for the whole run, so every request arrives in
+   * a burst of `connections`; spread starts measure the same concurrency as a steady stream.
+   */
+  spreadMs?: number;
 }
 
 /**
@@ -27,16 +38,22 @@ export async function closedLoop(
   seconds: number,
   connections: number,
   step: (worker: number, n: number) => Promise<{ ok: boolean; kind: string }>,
+  options: ClosedLoopOptions = {},
 ): Promise<{ all: Sample[]; byKind: Map<string, Sample[]> }> {
   const all: Sample[] = [];
   const byKind = new Map<string, Sample[]>();
-  const deadline = performance.now() + seconds * 1000;
+  const spread = options.spreadMs ?? 0;
+  const start = performance.now();
+  const countFrom = start + spread;
+  const deadline = countFrom + seconds * 1000;
   let next = 0;
   await Promise.all(
     Array.from({ length: connections }, async (_, worker) => {
+      if (spread > 0) await new Promise((resolve) => setTimeout(resolve, (spread * worker) / connections));
       while (performance.now() < deadline) {
         const t0 = performance.now();
         const { ok, kind } = await step(worker, next++).catch(() => ({ ok: false, kind: "error" }));
+        if (t0 < countFrom) continue;
         const sample = { ms: performance.now() - t0, ok, kind };
         all.push(sample);
         const list = byKind.get(kind) ?? [];
