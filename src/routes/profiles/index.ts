@@ -6,8 +6,7 @@ import type { AppEnv } from "../../http/env";
 import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { idPattern } from "../../platform/ids";
-import { GENDERS, ProfileInput, VISIBILITIES, getCard, getOwnProfile, updateProfile, type ProfileContext } from "../../services/profiles/profiles";
-import { noteProfileChange } from "../../services/ai/context-cache";
+import { GENDERS, ProfileInput, VISIBILITIES, getCard, getOwnProfile, updateProfile, type ProfileContext, type ProfileWriteContext } from "../../services/profiles/profiles";
 
 const Gender = z.enum(GENDERS);
 
@@ -46,6 +45,10 @@ const UserIdParam = z.object({
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const ctx = (c: Context<AppEnv>): ProfileContext => ({ db: c.var.db, now: c.var.deps.clock.now() });
+const writeCtx = (c: Context<AppEnv>): ProfileWriteContext => {
+  const deps = c.get("deps");
+  return { ...ctx(c), kv: deps.kv, clock: () => deps.clock.now(), logger: deps.logger, requestId: c.get("requestId") };
+};
 
 export const profileRoutes = createRouter()
   .openapi(
@@ -71,12 +74,7 @@ export const profileRoutes = createRouter()
       responses: { 200: json(OwnProfile, "Updated"), 201: json(OwnProfile, "Created") },
     }),
     async (c) => {
-      const { created, profile } = await updateProfile(ctx(c), principalOf(c), c.req.valid("json"));
-      // Stamped after the commit, so any AI context read before it counts as older than the save.
-      const deps = c.get("deps");
-      await noteProfileChange(deps.kv, principalOf(c).userId, deps.clock.now()).catch((err: unknown) =>
-        deps.logger.warn("profile change not noted for the AI context cache", { requestId: c.get("requestId"), err: String(err) }),
-      );
+      const { created, profile } = await updateProfile(writeCtx(c), principalOf(c), c.req.valid("json"));
       return created ? c.json(profile as z.infer<typeof OwnProfile>, 201) : c.json(profile as z.infer<typeof OwnProfile>, 200);
     },
   )

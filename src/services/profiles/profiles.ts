@@ -6,6 +6,9 @@ import { PG, pgError } from "../../db/errors";
 import type { Db } from "../../db/port";
 import { profiles, users } from "../../db/schema";
 import { ApiError, type FieldIssue } from "../../errors";
+import type { KeyValueStore } from "../../kv/port";
+import type { Logger } from "../../platform/logger";
+import { noteProfileChange } from "../ai/context-cache";
 import { noBlockBetween } from "../safety/blocks";
 import { ageOn, toCard, type ProfileCard } from "./card";
 
@@ -187,6 +190,15 @@ export interface ProfileContext {
   now: number;
 }
 
+/** Saving also tells the AI context cache, which keeps a copy of the profile. */
+export interface ProfileWriteContext extends ProfileContext {
+  kv: KeyValueStore;
+  /** Read after the commit: the AI cache's stamp must not predate the save. */
+  clock: () => number;
+  logger: Logger;
+  requestId?: string;
+}
+
 export async function getOwnProfile(ctx: ProfileContext, actor: Principal): Promise<OwnProfile> {
   const [row] = await ctx.db.select().from(profiles).where(eq(profiles.userId, actor.userId)).limit(1);
   if (!row) throw new ApiError("not_found", "no profile yet");
@@ -196,9 +208,20 @@ export async function getOwnProfile(ctx: ProfileContext, actor: Principal): Prom
 /**
  * Creates the caller's profile on the first call (display name, birth date, gender and who they
  * want to meet are then required) and afterwards changes only the fields sent. Only ever writes
- * the caller's own profile. Keeps `users.display_name` (leaderboards) in step.
+ * the caller's own profile. Keeps `users.display_name` (leaderboards) in step, and marks the AI
+ * context cache's copy of the profile as older than the save.
  */
-export async function updateProfile(ctx: ProfileContext, actor: Principal, body: ProfileInputBody): Promise<{ created: boolean; profile: OwnProfile }> {
+export async function updateProfile(ctx: ProfileWriteContext, actor: Principal, body: ProfileInputBody): Promise<{ created: boolean; profile: OwnProfile }> {
+  const saved = await saveProfile(ctx, actor, body);
+  // After the commit, so any AI context read before it counts as older than the save. A failure
+  // only delays the cache's refresh until its TTL, so the save still succeeds.
+  await noteProfileChange(ctx.kv, actor.userId, ctx.clock()).catch((err: unknown) =>
+    ctx.logger.warn("profile change not noted for the AI context cache", { requestId: ctx.requestId, err: String(err) }),
+  );
+  return saved;
+}
+
+async function saveProfile(ctx: ProfileContext, actor: Principal, body: ProfileInputBody): Promise<{ created: boolean; profile: OwnProfile }> {
   const input = normalise(body);
   const at = new Date(ctx.now);
   try {
