@@ -143,8 +143,8 @@ export async function benchAi(options: { seconds: number; rounds: number; connec
         requests: [
           {
             setupRequest: (req) => {
-              const i = n++ % tokens.length;
-              return { ...req, headers: { ...req.headers, authorization: `Bearer ${tokens[i]}` }, body: bodies[i] };
+              const call = ourCall(n++);
+              return { ...req, headers: { ...req.headers, ...call.headers }, body: call.body };
             },
           },
         ],
