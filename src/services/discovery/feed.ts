@@ -194,7 +194,8 @@ interface Ranked {
 
 /** Candidates that pass every filter both ways, scored and sorted, best first. */
 async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: DiscoveryOptions): Promise<Ranked[]> {
-  if (viewer.interestedIn.length === 0 || candidateArms(viewer).length === 0) return [];
+  const arms = viewer.interestedIn.length === 0 ? [] : candidateArms(viewer);
+  if (arms.length === 0) return [];
   const today = utcDay(ctx.now);
   const myAge = ageOn(viewer.birthDate, ctx.now);
   const me = viewer.userId;
@@ -204,7 +205,7 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
   const [result] = await preparedRows<{ candidates: CandidateRow[] }>(
     ctx.db,
     sql`with candidates as (${sql.join(
-      candidateArms(viewer).map(
+      arms.map(
         (arm) => sql`select p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at, p.created_at
             from profiles p
             where p.visibility = 'visible'
