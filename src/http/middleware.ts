@@ -47,7 +47,7 @@ export function requestContext(deps: AppDeps, runtime: Runtime, guard?: Middlewa
       // Node adapter off its fast path.
       if (!c.get("requestIdOnResponse")) c.res.headers.set("X-Request-Id", requestId);
       if (session.release) defer(c, session.release(), "db session release");
-      deps.logger.info("request", {
+      deps.logger.request({
         requestId,
         method: c.req.method,
         route: c.req.routePath,

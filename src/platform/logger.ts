@@ -6,6 +6,19 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
+  /** The one access line per request, at info level (msg "request"). */
+  request(record: AccessRecord): void;
+}
+
+export interface AccessRecord {
+  requestId: string;
+  method: string;
+  /** The matched route pattern, or "/*" when none matched. */
+  route: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  userId?: string;
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -85,7 +98,23 @@ export function createJsonLogger(options: { level?: LogLevel; sink?: LogSink; cl
     const rest = JSON.stringify(redact(fields));
     sink(rest.length > 2 ? `${head},${rest.slice(1)}` : `${head}}`);
   };
+  // Written for every request, so its fixed fields are encoded directly instead of through the
+  // generic walk; only the client's strings (path, user id) can carry a credential.
+  const request = (r: AccessRecord) => {
+    if (RANK.info < min) return;
+    if (SUSPECT.test(r.path) || (r.userId !== undefined && SUSPECT.test(r.userId))) return write("info", "request", { ...r });
+    const at = now();
+    if (at !== stampedAt) {
+      stampedAt = at;
+      stamp = new Date(at).toISOString();
+    }
+    const user = r.userId === undefined ? "" : `,"userId":${JSON.stringify(r.userId)}`;
+    sink(
+      `{"time":"${stamp}","level":"info","msg":"request","requestId":${JSON.stringify(r.requestId)},"method":${JSON.stringify(r.method)},"route":${JSON.stringify(r.route)},"path":${JSON.stringify(r.path)},"status":${r.status},"durationMs":${r.durationMs}${user}}`,
+    );
+  };
   return {
+    request,
     debug: (m, f) => write("debug", m, f),
     info: (m, f) => write("info", m, f),
     warn: (m, f) => write("warn", m, f),

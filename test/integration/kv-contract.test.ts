@@ -568,7 +568,7 @@ describe("memory store", () => {
   });
 
   it("stops delivering after unsubscribe and isolates failing subscribers", async () => {
-    const kv = createMemoryStore({ prefix: "p:", logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const kv = createMemoryStore({ prefix: "p:", logger: { debug() {}, info() {}, warn() {}, error() {}, request() {} } });
     const received: string[] = [];
     await kv.subscribe("ch", () => {
       throw new Error("subscriber bug");

@@ -66,10 +66,33 @@ describe("logging", () => {
     expect(third).toEqual({ time: "1970-01-01T00:00:00.000Z", level: "info", msg: "bare" });
   });
 
+  it("writes the access line with every field, escaped, and redacts a credential in the path", () => {
+    const lines: string[] = [];
+    const logger = createJsonLogger({ sink: (l) => lines.push(l), clock: () => 0 });
+    logger.request({ requestId: "req_1", method: "GET", route: "/api/v1/profile/:userId", path: '/odd "quoted" \u2028\\ path', status: 200, durationMs: 3, userId: "usr_1" });
+    logger.request({ requestId: "req_2", method: "POST", route: "/*", path: "/x/eyJhbGciOi.eyJzdWIiOi.sig", status: 404, durationMs: 0 });
+    const [first, second] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(first).toEqual({
+      time: "1970-01-01T00:00:00.000Z",
+      level: "info",
+      msg: "request",
+      requestId: "req_1",
+      method: "GET",
+      route: "/api/v1/profile/:userId",
+      path: '/odd "quoted" \u2028\\ path',
+      status: 200,
+      durationMs: 3,
+      userId: "usr_1",
+    });
+    expect(second).toMatchObject({ msg: "request", requestId: "req_2", status: 404, path: "/x/[redacted-jwt]" });
+    expect(second).not.toHaveProperty("userId");
+  });
+
   it("respects the level", () => {
     const lines: string[] = [];
     const logger = createJsonLogger({ level: "warn", sink: (l) => lines.push(l) });
     logger.info("hidden");
+    logger.request({ requestId: "req_1", method: "GET", route: "/*", path: "/", status: 404, durationMs: 0 });
     logger.warn("shown");
     expect(lines).toHaveLength(1);
   });
