@@ -23,6 +23,17 @@ describe("buffered log sink", () => {
     expect(chunks).toHaveLength(1);
   });
 
+  it("encodes a turn's lines when the turn ends and writes them within 50 ms", async () => {
+    const { sink, text, chunks } = collect();
+    sink("one");
+    sink("two");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(chunks).toHaveLength(0);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(text()).toBe("one\ntwo\n");
+    expect(chunks).toHaveLength(1);
+  });
+
   it("writes on its own within 50 ms", () => {
     vi.useFakeTimers();
     const { sink, text } = collect();
