@@ -52,18 +52,19 @@ function encodeTime(nowMs: number): string {
   return time;
 }
 
-/** 80 random bits as 16 base32 characters. */
-function encodeRandom(random: Random): string {
-  const bytes = random.bytes(16);
-  let rand = "";
-  for (let i = 0; i < 16; i++) rand += CROCKFORD[(bytes[i] ?? 0) & 31];
-  return rand;
-}
+const CROCKFORD_CODES = Array.from(CROCKFORD, (ch) => ch.charCodeAt(0));
+const RANDOM_CHARS = 16;
+const IDS_PER_DRAW = 64;
 
 export function createIdGenerator(clock: Clock, random: Random): IdGenerator {
   // Ids made in the same millisecond share the encoded time, which is most of the work.
   let encodedAt = Number.NaN;
   let time = "";
+  // A request id is made for every request: random bytes are drawn for 64 ids at a time and the
+  // 80 random bits are written as one flat string (per-id arrays and 16 concatenations cost
+  // more than the rest of the id). Every byte is still used once.
+  let bytes = new Uint8Array(0);
+  let offset = 0;
   return {
     next(prefix) {
       const now = Math.floor(clock.now());
@@ -71,7 +72,21 @@ export function createIdGenerator(clock: Clock, random: Random): IdGenerator {
         encodedAt = now;
         time = encodeTime(now);
       }
-      return `${prefix}_${time}${encodeRandom(random)}`;
+      if (offset + RANDOM_CHARS > bytes.length) {
+        bytes = random.bytes(RANDOM_CHARS * IDS_PER_DRAW);
+        offset = 0;
+      }
+      const b = bytes;
+      const o = offset;
+      offset += RANDOM_CHARS;
+      const C = CROCKFORD_CODES;
+      const rand = String.fromCharCode(
+        C[b[o]! & 31]!, C[b[o + 1]! & 31]!, C[b[o + 2]! & 31]!, C[b[o + 3]! & 31]!,
+        C[b[o + 4]! & 31]!, C[b[o + 5]! & 31]!, C[b[o + 6]! & 31]!, C[b[o + 7]! & 31]!,
+        C[b[o + 8]! & 31]!, C[b[o + 9]! & 31]!, C[b[o + 10]! & 31]!, C[b[o + 11]! & 31]!,
+        C[b[o + 12]! & 31]!, C[b[o + 13]! & 31]!, C[b[o + 14]! & 31]!, C[b[o + 15]! & 31]!,
+      );
+      return `${prefix}_${time}${rand}`;
     },
   };
 }
