@@ -63,7 +63,7 @@ export function createIdGenerator(clock: Clock, random: Random): IdGenerator {
   // A request id is made for every request: random bytes are drawn for 64 ids at a time and the
   // 80 random bits are written as one flat string (per-id arrays and 16 concatenations cost
   // more than the rest of the id). Every byte is still used once.
-  let bytes = new Uint8Array(0);
+  let bytes: Uint8Array = new Uint8Array(0);
   let offset = 0;
   return {
     next(prefix) {
