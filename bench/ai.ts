@@ -6,7 +6,7 @@ import { startTestIssuer } from "../test/support/issuer";
 import { closedLoop, stats } from "./lib/closed-loop";
 import { keepAliveClient, type HttpCall } from "./lib/http-client";
 import { median } from "./lib/load";
-import { benchKvPrefix, REDIS_URL, ROOT, freePort, freshDatabase, startProcess } from "./lib/servers";
+import { API_NODE_ARGS, benchKvPrefix, REDIS_URL, ROOT, freePort, freshDatabase, startProcess } from "./lib/servers";
 
 interface Latency {
   label: string;
@@ -90,7 +90,7 @@ export async function benchAi(options: { seconds: number; rounds: number; connec
   // With a profile directory, the server writes a V8 CPU profile there when it stops.
   const profile = options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", options.profileDir] : [];
   const api = await startProcess(
-    [...profile, "--import", "tsx", "src/node/main.ts"],
+    [...profile, ...API_NODE_ARGS],
     {
       LOG_LEVEL: "info",
       DATABASE_URL: await freshDatabase("api_bench_ai"),

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../support/environment";
 import { freePort, runTs } from "../support/process";
 import { TEST_REDIS_URL } from "../support/services";
+import { readFileSync } from "node:fs";
+import { API_NODE_ARGS } from "../../bench/lib/servers";
 
 const run = (env: Record<string, string>) => runTs("src/node/main.ts", [], env);
 
@@ -18,6 +20,11 @@ async function waitForHealth(url: string, timeoutMs: number): Promise<Response> 
 }
 
 describe("the Node entry (npm start)", () => {
+  it("is started by the benches with the same node arguments as npm start", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toBe(`node ${API_NODE_ARGS.join(" ")}`);
+  });
+
   const env = useTestDatabase({ migrated: false });
 
   it("refuses to start on a malformed variable and names it", async () => {
