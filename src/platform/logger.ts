@@ -82,35 +82,33 @@ export function createJsonLogger(options: { level?: LogLevel; sink?: LogSink; cl
   // Lines in the same millisecond share one formatted timestamp.
   let stampedAt = Number.NaN;
   let stamp = "";
-  const write = (level: Exclude<LogLevel, "silent">, msg: string, fields?: LogFields) => {
-    if (RANK[level] < min) return;
+  const timestamp = () => {
     const at = now();
     if (at !== stampedAt) {
       stampedAt = at;
       stamp = new Date(at).toISOString();
     }
-    const head = `{"time":"${stamp}","level":"${level}","msg":${JSON.stringify(msg)}`;
+    return stamp;
+  };
+  const write = (level: Exclude<LogLevel, "silent">, msg: string, fields?: LogFields) => {
+    if (RANK[level] < min) return;
+    const head = `{"time":"${timestamp()}","level":"${level}","msg":${JSON.stringify(msg)}`;
     if (fields === undefined) return sink(`${head}}`);
-    // The access log writes a line per request: a flat, clean record is encoded as it is,
-    // without the redacting copy.
+    // A flat, clean record is encoded as it is, without the redacting copy.
     const members = encodeFlatAndSafe(fields);
     if (members !== undefined) return sink(`${head}${members}}`);
     const rest = JSON.stringify(redact(fields));
     sink(rest.length > 2 ? `${head},${rest.slice(1)}` : `${head}}`);
   };
   // Written for every request, so its fixed fields are encoded directly instead of through the
-  // generic walk; only the client's strings (path, user id) can carry a credential.
+  // generic walk. The strings a client chooses (path, an incoming request id, the user id from a
+  // token) are checked for credentials; a line carrying one takes the redacting path.
   const request = (r: AccessRecord) => {
     if (RANK.info < min) return;
-    if (SUSPECT.test(r.path) || (r.userId !== undefined && SUSPECT.test(r.userId))) return write("info", "request", { ...r });
-    const at = now();
-    if (at !== stampedAt) {
-      stampedAt = at;
-      stamp = new Date(at).toISOString();
-    }
+    if (SUSPECT.test(r.path) || SUSPECT.test(r.requestId) || (r.userId !== undefined && SUSPECT.test(r.userId))) return write("info", "request", { ...r });
     const user = r.userId === undefined ? "" : `,"userId":${JSON.stringify(r.userId)}`;
     sink(
-      `{"time":"${stamp}","level":"info","msg":"request","requestId":${JSON.stringify(r.requestId)},"method":${JSON.stringify(r.method)},"route":${JSON.stringify(r.route)},"path":${JSON.stringify(r.path)},"status":${r.status},"durationMs":${r.durationMs}${user}}`,
+      `{"time":"${timestamp()}","level":"info","msg":"request","requestId":${JSON.stringify(r.requestId)},"method":${JSON.stringify(r.method)},"route":${JSON.stringify(r.route)},"path":${JSON.stringify(r.path)},"status":${r.status},"durationMs":${r.durationMs}${user}}`,
     );
   };
   return {

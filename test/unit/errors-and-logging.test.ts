@@ -66,12 +66,13 @@ describe("logging", () => {
     expect(third).toEqual({ time: "1970-01-01T00:00:00.000Z", level: "info", msg: "bare" });
   });
 
-  it("writes the access line with every field, escaped, and redacts a credential in the path", () => {
+  it("writes the access line with every field, escaped, and redacts a credential in the path or request id", () => {
     const lines: string[] = [];
     const logger = createJsonLogger({ sink: (l) => lines.push(l), clock: () => 0 });
     logger.request({ requestId: "req_1", method: "GET", route: "/api/v1/profile/:userId", path: '/odd "quoted" \u2028\\ path', status: 200, durationMs: 3, userId: "usr_1" });
     logger.request({ requestId: "req_2", method: "POST", route: "/*", path: "/x/eyJhbGciOi.eyJzdWIiOi.sig", status: 404, durationMs: 0 });
-    const [first, second] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    logger.request({ requestId: "eyJhbGciOi.eyJzdWIiOi.sig", method: "GET", route: "/*", path: "/", status: 404, durationMs: 0 });
+    const [first, second, third] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(first).toEqual({
       time: "1970-01-01T00:00:00.000Z",
       level: "info",
@@ -86,6 +87,7 @@ describe("logging", () => {
     });
     expect(second).toMatchObject({ msg: "request", requestId: "req_2", status: 404, path: "/x/[redacted-jwt]" });
     expect(second).not.toHaveProperty("userId");
+    expect(third).toMatchObject({ msg: "request", requestId: "[redacted-jwt]", path: "/" });
   });
 
   it("respects the level", () => {
