@@ -6,11 +6,25 @@ describe("ages for many birth dates on one day", () => {
   const days = ["2026-02-28T12:00:00Z", "2026-03-01T00:00:00Z", "2028-02-29T23:59:59Z", "2026-12-31T23:00:00Z", "2026-01-01T00:00:00Z"];
   const births = ["2000-02-29", "2000-03-01", "2008-02-28", "2008-02-29", "1990-12-31", "1990-01-01", "2007-12-31", "1958-06-15"];
 
-  it("agrees with ageOn on birthdays, leap days and year ends", () => {
-    for (const day of days) {
+  // The calendar definition, written out independently of the code under test.
+  const reference = (birth: string, now: number) => {
+    const [y, m, d] = birth.split("-").map(Number) as [number, number, number];
+    const t = new Date(now);
+    const birthdayPassed = t.getUTCMonth() + 1 > m || (t.getUTCMonth() + 1 === m && t.getUTCDate() >= d);
+    return t.getUTCFullYear() - y - (birthdayPassed ? 0 : 1);
+  };
+
+  it("agree with the calendar on birthdays, leap days and year ends, whatever day was asked before", () => {
+    const earlier = days.map((day) => agesOn(Date.parse(day)));
+    for (const [i, day] of days.entries()) {
       const now = Date.parse(day);
-      const ageOf = agesOn(now);
-      for (const birth of births) expect([day, birth, ageOf(birth)]).toEqual([day, birth, ageOn(birth, now)]);
+      for (const birth of births) {
+        const expected = reference(birth, now);
+        expect([day, birth, ageOn(birth, now)]).toEqual([day, birth, expected]);
+        expect([day, birth, agesOn(now)(birth)]).toEqual([day, birth, expected]);
+        // A function made for another day keeps answering for its own day.
+        expect([day, birth, (earlier[i] as (b: string) => number)(birth)]).toEqual([day, birth, expected]);
+      }
     }
   });
 

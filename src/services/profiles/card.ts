@@ -37,24 +37,27 @@ export interface ProfileRow {
 }
 
 export function ageOn(birthDate: string, now: number): number {
-  const [y, m, d] = birthDate.split("-").map(Number) as [number, number, number];
-  const today = new Date(now);
-  let age = today.getUTCFullYear() - y;
-  if (today.getUTCMonth() + 1 < m || (today.getUTCMonth() + 1 === m && today.getUTCDate() < d)) age -= 1;
-  return age;
+  return agesOn(now)(birthDate);
 }
+
+// Cards are made in runs with one `now` (a page, a list): the day is taken apart once per run.
+let lastNow = Number.NaN;
+let lastAges: (birthDate: string) => number = () => 0;
 
 /** ageOn for many birth dates on one day: the day is taken apart once. */
 export function agesOn(now: number): (birthDate: string) => number {
+  if (now === lastNow) return lastAges;
   const today = new Date(now);
   const year = today.getUTCFullYear();
   const monthDay = (today.getUTCMonth() + 1) * 100 + today.getUTCDate();
-  return (birthDate) => {
+  lastNow = now;
+  lastAges = (birthDate) => {
     // YYYY-MM-DD, as Postgres prints a date.
     const y = Number(birthDate.slice(0, 4));
     const md = Number(birthDate.slice(5, 7)) * 100 + Number(birthDate.slice(8, 10));
     return year - y - (monthDay < md ? 1 : 0);
   };
+  return lastAges;
 }
 
 const EARTH_RADIUS_KM = 6371;
