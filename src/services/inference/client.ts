@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/logger";
 import { createEmbedder, embedCallFor, type EmbedCall } from "./embeddings";
+import { firstAnsweringHost, HostTimeoutError } from "./failover";
 import { ollamaAdapter } from "./ollama";
 import { openaiAdapter } from "./openai";
 import {
@@ -88,13 +89,6 @@ function parseAnswer<T>(text: string, schema: z.ZodType<T>, check?: (value: T) =
   return problem ? { ok: false, problem } : { ok: true, value: result.data };
 }
 
-class TimeoutError extends Error {
-  constructor(ms: number) {
-    super(`no answer within ${ms} ms`);
-    this.name = "TimeoutError";
-  }
-}
-
 /**
  * The inference client: one adapter (Ollama or OpenAI-compatible), several hosts with failover,
  * a cooldown for a host that just failed, a timeout per host attempt, the caller's abort passed
@@ -121,44 +115,34 @@ export function createInferenceClient(options: InferenceClientOptions): Inferenc
   async function callHosts(request: CompleteRequest, messages: ChatMessage[], jsonSchema?: Record<string, unknown>): Promise<{ reply: AdapterReply; host: string }> {
     if (hosts.length === 0) throw new InferenceError("unavailable", "no inference host is configured");
     const stream = request.stream ?? request.onDelta !== undefined;
-    const limit = request.timeoutMs ?? timeoutMs;
-    let lastError: unknown;
-    for (const host of ordered()) {
-      if (request.signal?.aborted) throw new InferenceError("aborted", "the caller went away", request.signal.reason);
-      // One controller for both ends of the attempt, the timeout and the caller leaving: cheaper
-      // than AbortSignal.any, which is on every call's path.
-      const attempt = new AbortController();
-      const handle = setTimeout(() => attempt.abort(new TimeoutError(limit)), limit);
-      const callerLeft = () => attempt.abort(request.signal?.reason);
-      request.signal?.addEventListener("abort", callerLeft, { once: true });
-      const signal = attempt.signal;
-      try {
-        const reply = await adapter.chat({
-          host,
-          model: options.model,
-          messages,
-          jsonSchema,
-          stream,
-          onDelta: request.onDelta,
-          temperature: request.temperature,
-          maxTokens: request.maxTokens,
-          signal,
-        });
-        coolingUntil.delete(host);
-        return { reply, host };
-      } catch (err) {
-        if (request.signal?.aborted) throw new InferenceError("aborted", "the caller went away", err);
-        // The caller's abort returned above, so an aborted controller here means the timeout.
-        lastError = attempt.signal.aborted ? attempt.signal.reason : err;
-        coolingUntil.set(host, now() + cooldownMs);
-        options.logger?.warn("inference host failed", { host, error: lastError instanceof Error ? lastError.message : String(lastError) });
-      } finally {
-        clearTimeout(handle);
-        request.signal?.removeEventListener("abort", callerLeft);
-      }
-    }
-    const timedOut = lastError instanceof TimeoutError;
-    throw new InferenceError("unavailable", timedOut ? "the AI service did not answer in time" : "the AI service is temporarily unavailable", lastError);
+    const { value: reply, host } = await firstAnsweringHost(
+      {
+        hosts: ordered(),
+        timeoutMs: request.timeoutMs ?? timeoutMs,
+        signal: request.signal,
+        attempt: async (host, signal) => {
+          const reply = await adapter.chat({
+            host,
+            model: options.model,
+            messages,
+            jsonSchema,
+            stream,
+            onDelta: request.onDelta,
+            temperature: request.temperature,
+            maxTokens: request.maxTokens,
+            signal,
+          });
+          coolingUntil.delete(host);
+          return reply;
+        },
+        failed: (host, error) => {
+          coolingUntil.set(host, now() + cooldownMs);
+          options.logger?.warn("inference host failed", { host, error: error instanceof Error ? error.message : String(error) });
+        },
+      },
+      (lastError) => (lastError instanceof HostTimeoutError ? "the AI service did not answer in time" : "the AI service is temporarily unavailable"),
+    );
+    return { reply, host };
   }
 
   const embed = options.embedModel

@@ -1,6 +1,7 @@
 import { Ollama } from "ollama/browser";
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/logger";
+import { firstAnsweringHost, HostTimeoutError } from "./failover";
 import { HostHttpError } from "./openai";
 import { InferenceError, type EmbedRequest, type EmbedResult, type InferenceApi } from "./types";
 
@@ -62,13 +63,6 @@ function wellFormed(embeddings: unknown, count: number): embeddings is number[][
   return dim > 0 && embeddings.every((v) => Array.isArray(v) && v.length === dim && v.every((x) => typeof x === "number" && Number.isFinite(x)));
 }
 
-class EmbedTimeout extends Error {
-  constructor(ms: number) {
-    super(`no embeddings within ${ms} ms`);
-    this.name = "TimeoutError";
-  }
-}
-
 /** How long a host that has no embedding model is left out of embedding calls. */
 export const MODEL_MISSING_MS = 10 * 60 * 1000;
 
@@ -93,32 +87,29 @@ export function createEmbedder(options: { call: EmbedCall; model: string; roster
     const hosts = options.roster.ordered().filter((h) => (missingUntil.get(h) ?? 0) <= options.clock.now());
     if (hosts.length === 0) throw new InferenceError("unavailable", "no inference host offers the embedding model");
     if (request.input.length === 0) return { embeddings: [], model: options.model, host: hosts[0]!, durationMs: 0 };
-    const limit = request.timeoutMs ?? options.timeoutMs;
-    let lastError: unknown;
-    for (const host of hosts) {
-      if (request.signal?.aborted) throw new InferenceError("aborted", "the caller went away", request.signal.reason);
-      const timer = new AbortController();
-      const handle = setTimeout(() => timer.abort(new EmbedTimeout(limit)), limit);
-      const signal = request.signal ? AbortSignal.any([request.signal, timer.signal]) : timer.signal;
-      try {
-        const reply = await options.call(host, options.model, request.input, signal);
-        if (!wellFormed(reply.embeddings, request.input.length)) throw new Error("the host answered malformed embeddings");
-        options.roster.succeeded(host);
-        return { embeddings: reply.embeddings, model: reply.model, host, durationMs: options.clock.now() - started };
-      } catch (err) {
-        if (request.signal?.aborted) throw new InferenceError("aborted", "the caller went away", err);
-        lastError = timer.signal.aborted ? timer.signal.reason : err;
-        if (!timer.signal.aborted && isModelMissing(err)) {
-          missingUntil.set(host, options.clock.now() + MODEL_MISSING_MS);
-          options.logger?.info("inference host offers no embedding model", { host, model: options.model });
-        } else {
-          options.roster.failed(host);
-          options.logger?.warn("inference host failed to embed", { host, error: lastError instanceof Error ? lastError.message : String(lastError) });
-        }
-      } finally {
-        clearTimeout(handle);
-      }
-    }
-    throw new InferenceError("unavailable", lastError instanceof EmbedTimeout ? "the embedding model did not answer in time" : "no embeddings from any inference host", lastError);
+    const { value: reply, host } = await firstAnsweringHost(
+      {
+        hosts,
+        timeoutMs: request.timeoutMs ?? options.timeoutMs,
+        signal: request.signal,
+        attempt: async (host, signal) => {
+          const reply = await options.call(host, options.model, request.input, signal);
+          if (!wellFormed(reply.embeddings, request.input.length)) throw new Error("the host answered malformed embeddings");
+          options.roster.succeeded(host);
+          return reply;
+        },
+        failed: (host, error) => {
+          if (!(error instanceof HostTimeoutError) && isModelMissing(error)) {
+            missingUntil.set(host, options.clock.now() + MODEL_MISSING_MS);
+            options.logger?.info("inference host offers no embedding model", { host, model: options.model });
+          } else {
+            options.roster.failed(host);
+            options.logger?.warn("inference host failed to embed", { host, error: error instanceof Error ? error.message : String(error) });
+          }
+        },
+      },
+      (lastError) => (lastError instanceof HostTimeoutError ? "the embedding model did not answer in time" : "no embeddings from any inference host"),
+    );
+    return { embeddings: reply.embeddings, model: reply.model, host, durationMs: options.clock.now() - started };
   };
 }
