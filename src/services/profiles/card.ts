@@ -1,11 +1,9 @@
 import { sql } from "drizzle-orm";
 
-/** What other people may see of a profile: an age instead of a birth date, a rounded distance
- * and a city instead of a position, and never an email. */
-export interface ProfileCard {
+/** The fields a card shows exactly as they are stored. */
+interface SharedProfileFields {
   userId: string;
   displayName: string;
-  age: number;
   gender: string;
   tagline: string | null;
   bio: string | null;
@@ -14,23 +12,20 @@ export interface ProfileCard {
   languages: string[];
   city: string | null;
   country: string | null;
+}
+
+/** What other people may see of a profile: an age instead of a birth date, a rounded distance
+ * and a city instead of a position, and never an email. */
+export interface ProfileCard extends SharedProfileFields {
+  age: number;
   /** Kilometres, rounded to 5 km (1 km under 5 km); null when either side has no position. */
   distanceKm: number | null;
   lastActiveAt: string;
 }
 
-export interface ProfileRow {
-  userId: string;
-  displayName: string;
+/** A stored profile, as much of it as a card is made from. */
+export interface ProfileRow extends SharedProfileFields {
   birthDate: string;
-  gender: string;
-  tagline: string | null;
-  bio: string | null;
-  interests: string[];
-  photos: string[];
-  languages: string[];
-  city: string | null;
-  country: string | null;
   latitude: number | null;
   longitude: number | null;
   lastActiveAt: Date;
