@@ -35,6 +35,12 @@ export interface AppDeps {
    */
   assetFetchAllowedHosts?: readonly string[];
   /**
+   * Outbound HTTP for asset URLs, when it should differ from `fetch`: the Node entry's checks the
+   * address each connection is made to (src/node/public-lookup.ts), so a name that changes its
+   * answer between our check and the connection (DNS rebinding) is refused.
+   */
+  assetFetch?: typeof fetch;
+  /**
    * Outbound HTTP to the inference hosts, when it should differ from `fetch` (the Node entry
    * gives a leaner one; see src/node/http-fetch.ts).
    */

@@ -14,6 +14,7 @@ import { createDevVerifier } from "./dev-issuer";
 import { blobDirectory, createFileBlobStore } from "./file-blob-store";
 import { systemResolver } from "./dns-resolver";
 import { createNodeHttpFetch } from "./http-fetch";
+import { publicOnlyLookup } from "./public-lookup";
 
 export interface NodeDeps extends AppDeps {
   database: NodeDatabase;
@@ -68,6 +69,7 @@ export async function buildNodeDeps(config: Config, logger = createJsonLogger({ 
     logger,
     fetch: globalThis.fetch.bind(globalThis),
     inferenceFetch: createNodeHttpFetch(),
+    assetFetch: createNodeHttpFetch({ lookup: publicOnlyLookup(), streamAll: true }),
     blobs: createFileBlobStore(blobDirectory(config.DATA_DIR)),
     resolver: systemResolver,
     async close() {

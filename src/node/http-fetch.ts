@@ -1,5 +1,6 @@
 import http from "node:http";
 import https from "node:https";
+import type { LookupFunction } from "node:net";
 import { Readable } from "node:stream";
 
 /** Answers in these media types are handed over as they arrive; every other body is read whole first. */
@@ -7,19 +8,28 @@ const STREAMED_TYPES = /^\s*(text\/event-stream|application\/x-ndjson)\b/i;
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
- * A `fetch` for the inference hosts on Node, over node:http(s) with keep-alive agents. The calls
- * are JSON in, JSON or a stream out, hundreds a second, each held open for the seconds a model
- * takes: undici's `fetch` cost about 300 µs of CPU per call here against 40 µs for node:http
+ * A `fetch` for the inference hosts (and, with `lookup` and `streamAll`, for asset URLs) on Node,
+ * over node:http(s) with keep-alive agents. The inference calls are JSON in, JSON or a stream
+ * out, hundreds a second, each held open for the seconds a model takes: undici's `fetch` cost about 300 µs of CPU per call here against 40 µs for node:http
  * (measured over 20,000 calls), and its web streams and per-request abort bookkeeping kept the
  * garbage collector busy while calls were in flight.
  *
  * What it does not do, because those calls never need it: follow redirects (a 3xx comes back as
- * it is, which the inference client counts as a failed host), or send a body other than a string
+ * it is: the inference client counts it as a failed host, the asset fetch checks the target and
+ * follows it itself), or send a body other than a string
  * or bytes (such requests go to the global `fetch`). The caller's signal aborts the request at
  * any point, rejecting with the signal's reason as `fetch` does; a network failure rejects with
  * a TypeError whose cause is the socket error.
  */
-export function createNodeHttpFetch(options: { maxSocketsPerHost?: number } = {}): typeof fetch {
+export function createNodeHttpFetch(
+  options: {
+    maxSocketsPerHost?: number;
+    /** Resolves the host of every connection (default: the system resolver). */
+    lookup?: LookupFunction;
+    /** Hand every body over as it arrives, for callers that cap what they read. */
+    streamAll?: boolean;
+  } = {},
+): typeof fetch {
   const agentOptions = { keepAlive: true, maxSockets: options.maxSocketsPerHost ?? 256 };
   const agents = { "http:": new http.Agent(agentOptions), "https:": new https.Agent(agentOptions) };
 
@@ -35,7 +45,7 @@ export function createNodeHttpFetch(options: { maxSocketsPerHost?: number } = {}
 
     return new Promise<Response>((resolve, reject) => {
       const lib = url.protocol === "https:" ? https : http;
-      const req = lib.request(url, { method: init.method ?? "GET", headers: headerRecord(init.headers), agent: agents[url.protocol as "http:" | "https:"] });
+      const req = lib.request(url, { method: init.method ?? "GET", headers: headerRecord(init.headers), agent: agents[url.protocol as "http:" | "https:"], lookup: options.lookup });
       let settled = false;
       let response: http.IncomingMessage | undefined;
       const onAbort = () => {
@@ -59,7 +69,14 @@ export function createNodeHttpFetch(options: { maxSocketsPerHost?: number } = {}
       req.on("response", (res) => {
         response = res;
         const init: ResponseInit = { status: res.statusCode ?? 502, statusText: res.statusMessage, headers: responseHeaders(res) };
-        if (STREAMED_TYPES.test(String(res.headers["content-type"] ?? ""))) {
+        if (NULL_BODY_STATUSES.has(init.status as number)) {
+          res.resume();
+          done();
+          settled = true;
+          resolve(new Response(null, init));
+          return;
+        }
+        if (options.streamAll || STREAMED_TYPES.test(String(res.headers["content-type"] ?? ""))) {
           res.once("close", done);
           settled = true;
           resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, init));

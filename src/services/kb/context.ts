@@ -35,7 +35,7 @@ export function assetContext(c: Context<AppEnv>): AssetContext {
     ids: deps.ids,
     blobs: ports.blobs,
     cache: kbCache(deps),
-    fetch: deps.fetch,
+    fetch: deps.assetFetch ?? deps.fetch,
     resolver: ports.resolver,
     allowedHosts: deps.assetFetchAllowedHosts,
   };
