@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { routePath } from "hono/route";
 import { ApiError } from "../errors";
 import type { AppDeps } from "../deps";
 import type { AppEnv, Runtime } from "./env";
@@ -50,7 +51,7 @@ export function requestContext(deps: AppDeps, runtime: Runtime, guard?: Middlewa
       deps.logger.request({
         requestId,
         method: c.req.method,
-        route: c.req.routePath,
+        route: routePath(c),
         path: c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}…` : c.req.path,
         status: c.res.status,
         durationMs: deps.clock.now() - started,
