@@ -18,7 +18,7 @@ const CardAInput = z
   .strict()
   .openapi("CardCheckoutInput");
 const CardAResult = z
-  .object({ status: z.literal("pending"), checkoutUrl: z.string().url(), fundingRequestId: z.string(), amount: z.number().int(), currency: z.string() })
+  .object({ status: z.literal("pending"), checkoutUrl: z.url(), fundingRequestId: z.string(), amount: z.number().int(), currency: z.string() })
   .openapi("CardCheckoutResult");
 const CardBInput = z
   .object({
@@ -30,7 +30,7 @@ const CardBInput = z
   .strict()
   .openapi("CardCollectionInput");
 const CardBResult = z
-  .object({ status: z.literal("pending"), checkoutUrl: z.string().url(), sessionId: z.string(), transactionId: z.string(), currency: z.string() })
+  .object({ status: z.literal("pending"), checkoutUrl: z.url(), sessionId: z.string(), transactionId: z.string(), currency: z.string() })
   .openapi("CardCollectionResult");
 const CryptoInput = z
   .object({ amount: z.number().positive().max(1e9).openapi({ description: "Value in US dollars", example: 25 }), currency: z.enum(CRYPTO_CURRENCIES) })
