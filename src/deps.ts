@@ -35,8 +35,8 @@ export interface AppDeps {
    */
   assetFetchAllowedHosts?: readonly string[];
   /**
-   * Outbound HTTP for asset URLs, when it should differ from `fetch`: the Node entry's checks the
-   * address each connection is made to (src/node/public-lookup.ts), so a name that changes its
+   * Outbound HTTP for asset URLs, when it should differ from `fetch`: the Node entry's fetch checks
+   * the address each connection is made to (src/node/public-lookup.ts), so a name that changes its
    * answer between our check and the connection (DNS rebinding) is refused.
    */
   assetFetch?: typeof fetch;

@@ -10,16 +10,17 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 /**
  * A `fetch` for the inference hosts (and, with `lookup` and `streamAll`, for asset URLs) on Node,
  * over node:http(s) with keep-alive agents. The inference calls are JSON in, JSON or a stream
- * out, hundreds a second, each held open for the seconds a model takes: undici's `fetch` cost about 300 µs of CPU per call here against 40 µs for node:http
- * (measured over 20,000 calls), and its web streams and per-request abort bookkeeping kept the
- * garbage collector busy while calls were in flight.
+ * out, hundreds a second, each held open for the seconds a model takes: undici's `fetch` cost
+ * about 300 µs of CPU per call here against 40 µs for node:http (measured over 20,000 calls), and
+ * its web streams and per-request abort bookkeeping kept the garbage collector busy while calls
+ * were in flight.
  *
  * What it does not do, because those calls never need it: follow redirects (a 3xx comes back as
  * it is: the inference client counts it as a failed host, the asset fetch checks the target and
- * follows it itself), or send a body other than a string
- * or bytes (such requests go to the global `fetch`). The caller's signal aborts the request at
- * any point, rejecting with the signal's reason as `fetch` does; a network failure rejects with
- * a TypeError whose cause is the socket error.
+ * follows it itself), or send a body other than a string or bytes (such requests go to the global
+ * `fetch`). The caller's signal aborts the request at any point, rejecting with the signal's
+ * reason as `fetch` does; a network failure rejects with a TypeError whose cause is the socket
+ * error.
  */
 export function createNodeHttpFetch(
   options: {

@@ -1,6 +1,7 @@
 import { lookup as systemLookup, type LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { isPublicAddress } from "../services/kb/addresses";
+import { comparableHostName } from "../services/kb/url-fetch";
 
 /** Every address of a name, as `dns.lookup(name, {all: true})` answers. */
 export type LookupAll = (hostname: string, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
@@ -19,7 +20,7 @@ export function publicOnlyLookup(options: { allowedHosts?: readonly string[]; re
   return (hostname, lookupOptions, callback) => {
     resolve(hostname, (err, found) => {
       if (err) return callback(err, "", 0);
-      const allowed = options.allowedHosts?.includes(hostname.toLowerCase().replace(/\.$/, "")) ?? false;
+      const allowed = options.allowedHosts?.includes(comparableHostName(hostname)) ?? false;
       if (!allowed && (found.length === 0 || !found.every((a) => isPublicAddress(a.address)))) {
         const refused: NodeJS.ErrnoException = new Error(`${hostname} resolves to a private or reserved address`);
         refused.code = "ENOTPUBLIC";

@@ -51,6 +51,11 @@ export interface FetchedDocument {
 
 const refuse = (message: string, url: string) => new ApiError("invalid_input", message, { details: [{ path: "url", message: `${message}: ${url.slice(0, 200)}` }] });
 
+/** A host name as allow-lists compare it: lower case, without a trailing root dot. */
+export function comparableHostName(hostname: string): string {
+  return hostname.toLowerCase().replace(/\.$/, "");
+}
+
 /** Throws unless every address the URL's host stands for is public (or the host is explicitly allowed). */
 export async function assertPublicUrl(raw: string, options: Pick<UrlFetchOptions, "resolver" | "allowedHosts">): Promise<URL> {
   let url: URL;
@@ -63,7 +68,7 @@ export async function assertPublicUrl(raw: string, options: Pick<UrlFetchOptions
   if (url.username || url.password) throw refuse("URLs with credentials are not fetched", raw);
   // WHATWG URL parsing has already turned odd IPv4 spellings (0x7f.1, 2130706433, 0177.0.0.1)
   // into dotted form, so a literal is judged by its real value.
-  const host = url.hostname.toLowerCase().replace(/\.$/, "");
+  const host = comparableHostName(url.hostname);
   if (options.allowedHosts?.includes(host)) return url;
   if (ipVersion(host) !== undefined) {
     if (!isPublicAddress(host)) throw refuse("the URL points at a private or reserved address", raw);
