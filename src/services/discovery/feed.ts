@@ -201,7 +201,8 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
   const me = viewer.userId;
   // The candidates come back as one JSON array of arrays: up to a thousand rows decoded field by
   // field in the driver cost the API several times what one JSON.parse does, and the database
-  // little more to build it.
+  // little more to build it. The times are epoch milliseconds through date_part, which computes
+  // in float8: extract() answers numeric, and its arithmetic made up a third of the JSON's cost.
   const [result] = await preparedRows<{ candidates: CandidateRow[] }>(
     ctx.db,
     sql`with candidates as (${sql.join(
@@ -226,7 +227,7 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
           limit ${options.candidateLimit}
         )
         select coalesce(json_agg(json_build_array(p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude,
-                 (extract(epoch from p.last_active_at) * 1000)::float8, (extract(epoch from p.created_at) * 1000)::float8)), '[]') as candidates
+                 date_part('epoch', p.last_active_at) * 1000, date_part('epoch', p.created_at) * 1000)), '[]') as candidates
         from chosen p`,
   );
   const rows = result?.candidates ?? [];
