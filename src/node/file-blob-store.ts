@@ -15,10 +15,12 @@ export function createFileBlobStore(root: string): BlobStore {
     async put(key, bytes, contentType) {
       const path = pathOf(key);
       await mkdir(dirname(path), { recursive: true });
-      // Written aside and renamed, so a reader never sees half a file.
-      await writeFile(`${path}.tmp`, bytes);
-      await writeFile(`${path}.type`, contentType);
-      await rename(`${path}.tmp`, path);
+      // Each file is written aside under a name of its own and renamed into place, so a reader
+      // never sees half a file and two writes of one key never write into the same file.
+      const aside = `${path}.${crypto.randomUUID()}`;
+      await Promise.all([writeFile(`${aside}.tmp`, bytes), writeFile(`${aside}.type.tmp`, contentType)]);
+      await rename(`${aside}.type.tmp`, `${path}.type`);
+      await rename(`${aside}.tmp`, path);
     },
     async get(key) {
       const path = pathOf(key);

@@ -19,7 +19,9 @@ export function createMemoryBlobStore(): BlobStore & { readonly keys: string[] }
       blobs.set(key, { bytes: bytes.slice(), contentType });
     },
     async get(key) {
-      return blobs.get(key);
+      const blob = blobs.get(key);
+      // A copy, as the file and R2 stores hand out: the caller may change what it gets.
+      return blob && { bytes: blob.bytes.slice(), contentType: blob.contentType };
     },
     async delete(key) {
       blobs.delete(key);
