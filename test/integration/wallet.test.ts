@@ -1,8 +1,12 @@
-import { sql } from "drizzle-orm";
-import { afterEach, describe, expect, it } from "vitest";
+import { eq, sql } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { queryRows } from "../../src/db/rows";
+import { idempotencyKeys } from "../../src/db/schema";
 import { createMemoryStore } from "../../src/kv/memory";
 import { fixedClock } from "../../src/platform/clock";
+import { sha256Hex } from "../../src/platform/hash";
+import type { Random } from "../../src/platform/ids";
+import { KEY_RETENTION_MS, STALE_IN_FLIGHT_MS } from "../../src/services/idempotency/keys";
 import { ledgerInvariants } from "../../src/services/wallet/ledger";
 import { buildTestApp, type TestApp, type TestAppOptions } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
@@ -517,6 +521,67 @@ describe("Idempotency-Key", () => {
     expect(await again.json()).toEqual({ success: true, balance: 75, awardedAmount: 75 });
     await expectError(await t.request("/api/v1/wallet/coins/award", json({ ...body, amount: 76 }, { ...admin.headers, ...key })), 409, "conflict");
     expect(await ledgerOf(user.id)).toEqual({ balance: 75, postings: 1 });
+  });
+
+  it("takes over a key left in flight by a request that died, once it is 5 minutes old, and transfers once", async () => {
+    const clock = fixedClock(Date.now());
+    const t = app({ clock });
+    const admin = await person(t, { admin: true });
+    const [alice, bob] = [await person(t), await person(t)];
+    await award(t, admin, alice.id, 100);
+    const key = "died-before-commit";
+    const body = { toUserId: bob.id, amount: 30 };
+    // What a process that died between claiming the key and committing the transfer leaves behind.
+    await env.db.database.db.insert(idempotencyKeys).values({
+      userId: alice.id,
+      key,
+      fingerprint: await sha256Hex(`POST /api/v1/wallet/transfer\n${JSON.stringify(body)}`),
+      status: "in_flight",
+      createdAt: new Date(clock.now()),
+    });
+
+    clock.advance(STALE_IN_FLIGHT_MS - 1_000);
+    const early = await expectError(await transfer(t, alice, body, { "idempotency-key": key }), 409, "conflict");
+    expect(early.message).toMatch(/still in progress/);
+    // Another body under the stale key is still another request.
+    clock.advance(2_000);
+    await expectError(await transfer(t, alice, { ...body, amount: 31 }, { "idempotency-key": key }), 409, "conflict");
+
+    const taken = await transfer(t, alice, body, { "idempotency-key": key });
+    expect(taken.status).toBe(200);
+    expect(taken.headers.get("idempotent-replayed")).toBeNull();
+    expect(await taken.json()).toEqual({ success: true, balance: 70, transferredAmount: 30 });
+    const again = await transfer(t, alice, body, { "idempotency-key": key });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.json()).toEqual({ success: true, balance: 70, transferredAmount: 30 });
+    expect(await ledgerOf(alice.id)).toEqual({ balance: 70, postings: 2 });
+    expect(await ledgerOf(bob.id)).toEqual({ balance: 30, postings: 1 });
+  });
+
+  it("sweeps keys past their 48 h retention on about one claim in a hundred, keeping younger ones", async () => {
+    const clock = fixedClock(Date.now());
+    const db = env.db.database.db;
+    const fixedBytes = (value: number): Random => ({ bytes: (n) => new Uint8Array(n).fill(value) });
+    const sweeping = app({ clock, deps: { random: fixedBytes(0) } });
+    const notSweeping = app({ clock, deps: { random: fixedBytes(255) } });
+    const admin = await person(sweeping, { admin: true });
+    const [alice, bob] = [await person(sweeping), await person(sweeping)];
+    await award(sweeping, admin, alice.id, 100);
+    const stored = { userId: alice.id, fingerprint: "0".repeat(64), status: "done", responseStatus: 200, responseBody: {} };
+    await db.insert(idempotencyKeys).values([
+      { ...stored, key: "expired", createdAt: new Date(clock.now() - KEY_RETENTION_MS - 1_000) },
+      { ...stored, key: "kept", createdAt: new Date(clock.now() - KEY_RETENTION_MS + 60_000) },
+    ]);
+    const keysOfAlice = async () =>
+      (await db.select({ key: idempotencyKeys.key }).from(idempotencyKeys).where(eq(idempotencyKeys.userId, alice.id))).map((r) => r.key).sort();
+
+    // The random draw says no: the claim sweeps nothing.
+    expect((await transfer(notSweeping, alice, { toUserId: bob.id, amount: 1 }, { "idempotency-key": "first" })).status).toBe(200);
+    expect(await keysOfAlice()).toEqual(["expired", "first", "kept"]);
+
+    // It says yes: the sweep runs after the answer and removes only the expired key.
+    expect((await transfer(sweeping, alice, { toUserId: bob.id, amount: 1 }, { "idempotency-key": "second" })).status).toBe(200);
+    await vi.waitFor(async () => expect(await keysOfAlice()).toEqual(["first", "kept", "second"]));
   });
 
   it("rejects an invalid key with 400 and does nothing", async () => {

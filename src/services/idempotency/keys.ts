@@ -7,8 +7,11 @@ import type { Tx } from "../wallet/ledger";
 /** Keys are kept at least this long (Stripe keeps 24 h). */
 export const KEY_RETENTION_MS = 48 * 3_600_000;
 /**
- * An in-flight key older than this belongs to a request that died before committing: a
- * committed effect always completes its key in the same transaction, so taking it over is safe.
+ * An in-flight key older than this belongs to a request that died before answering, and a retry
+ * may take it over. For the wallet and subscriptions that is safe: their effect completes the
+ * key in its own transaction, so a key still in flight means nothing was committed. A payment
+ * request that died after calling its provider may have reached it; the takeover then asks the
+ * provider again, as a retry under a new key would.
  */
 export const STALE_IN_FLIGHT_MS = 5 * 60_000;
 
