@@ -263,6 +263,23 @@ describe("match events where the store cannot subscribe (Upstash on Workers)", (
   });
 });
 
+describe("match events where the store's subscription fails (Redis refusing SUBSCRIBE)", () => {
+  it("falls back to polling the outbox, still delivers, and says so in the log", async () => {
+    const kv: KeyValueStore = { ...createMemoryStore(), subscribe: () => Promise.reject(new Error("subscribe refused")) };
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv });
+    const [p, q] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const stream = await openStream(t, q);
+    try {
+      await wink(t, p, q);
+      const e = await stream.next(3_000);
+      expect(e.event).toBe("wink.received");
+      expect(t.logs).toContainEqual(expect.objectContaining({ level: "warn", msg: "event subscription failed; polling the outbox", userId: q.id }));
+    } finally {
+      await stream.close();
+    }
+  });
+});
+
 describe("match events across instances (one Postgres, one Redis)", () => {
   let redis: TestRedis;
   let a: TestApp;
