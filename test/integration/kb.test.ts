@@ -185,6 +185,26 @@ describe("knowledge base assets", () => {
     expect((await viaForm.json()) as Asset).toMatchObject({ title: "Photo verification", source: `http://docs.test:${docs.port}/guide.md` });
   });
 
+  it("names the type of a file sent without one (or as octet-stream) from its extension, and reads text/x-markdown as Markdown", async () => {
+    const { t } = app();
+    const admin = await signIn(t, env.issuer, { admin: true });
+    const cases: [file: { name: string; type: string }, stored: string][] = [
+      [{ name: "faq.MD", type: "application/octet-stream" }, "text/markdown"],
+      [{ name: "faq.markdown", type: "" }, "text/markdown"],
+      [{ name: "notes.txt", type: "application/octet-stream" }, "text/plain"],
+      [{ name: "page.htm", type: "" }, "text/html"],
+      [{ name: "faq.md", type: "text/x-markdown; charset=utf-8" }, "text/markdown"],
+    ];
+    for (const [file, stored] of cases) {
+      const res = await upload(t, admin, { ...file, body: "# Boosts\nA boost shows your profile first in your area." });
+      expect(res.status, `${file.name}: ${await res.clone().text()}`).toBe(201);
+      expect(((await res.json()) as Asset).contentType).toBe(stored);
+    }
+    // An extension alone never makes another declared type acceptable.
+    await expectError(await upload(t, admin, { name: "faq.md", type: "image/png", body: "# A\ntext" }), 400, "invalid_input");
+    await expectError(await upload(t, admin, { name: "faq.pdf", type: "application/octet-stream", body: "# A\ntext" }), 400, "invalid_input");
+  });
+
   it("refuses other file types, non-UTF-8 bytes, empty text, both or neither of file and url", async () => {
     const { t } = app();
     const admin = await signIn(t, env.issuer, { admin: true });
