@@ -99,6 +99,41 @@ describe("card-a order webhook", () => {
   });
 });
 
+describe("card-a events other than a paid order", () => {
+  it("marks the request failed on a failed order, and a paid order after that still credits once", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 650);
+    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { status: "failed", orderId: 7001 })))).toBe("failed");
+    expect(await paymentStatusOf(t, me, id)).toBe("failed");
+    expect(await balanceOf(db(), me.id)).toBe(0);
+    // The payer tried again on the same checkout and paid: money that arrived is credited.
+    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { orderId: 7002 })))).toBe("credited");
+    expect(await creditsOf(db(), id)).toBe(1);
+    expect(await balanceOf(db(), me.id)).toBe(650);
+  });
+
+  it("acknowledges a refund or any other event without moving coins, and logs it for a person", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 900);
+    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id)))).toBe("credited");
+    for (const event of ["order_refunded", "subscription_created"]) {
+      expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { event, status: "refunded" })))).toBe("ignored");
+    }
+    expect(await balanceOf(db(), me.id)).toBe(900);
+    expect(await paymentStatusOf(t, me, id)).toBe("completed");
+    expect(t.logs).toContainEqual(expect.objectContaining({ msg: "card-a webhook ignored", event: "order_refunded", fundingId: id }));
+  });
+
+  it("answers 400 to a correctly signed body that is not JSON", async () => {
+    const t = app();
+    const body = "order_created but not JSON";
+    const res = await deliver(t, { path: "/api/payments/card-a/webhook", body, headers: { "x-signature": hmacHex("sha256", "card-a-signing-secret", body) } });
+    await expectError(res, 400, "invalid_input");
+  });
+});
+
 describe("card-b webhook", () => {
   it("accepts the Verification-Hash (or the provider's verif-hash) only when it equals the secret", async () => {
     const t = app();

@@ -13,7 +13,8 @@ export interface CardAFake extends FakeServer {
   env: Record<string, string>;
   checkouts: Map<string, Checkout>;
   /** An `order_created` webhook for the checkout of a funding request, signed like the provider signs it. */
-  orderWebhook(fundingRequestId: string, order?: { status?: string; subtotal?: number; currency?: string; orderId?: number }): Delivery;
+  /** A signed order event; `event` defaults to order_created (order_refunded is another the provider sends). */
+  orderWebhook(fundingRequestId: string, order?: { status?: string; subtotal?: number; currency?: string; orderId?: number; event?: string }): Delivery;
 }
 
 let nextOrder = 1000;
@@ -61,18 +62,19 @@ export async function startCardAFake(): Promise<CardAFake> {
   return Object.assign(server, {
     env: { CARD_A_API_URL: server.url, CARD_A_API_KEY: CARD_A.apiKey, CARD_A_STORE_ID: CARD_A.storeId, CARD_A_VARIANT_ID: CARD_A.variantId, CARD_A_WEBHOOK_SECRET: CARD_A.webhookSecret },
     checkouts,
-    orderWebhook(fundingRequestId: string, order: { status?: string; subtotal?: number; currency?: string; orderId?: number } = {}): Delivery {
+    orderWebhook(fundingRequestId: string, order: { status?: string; subtotal?: number; currency?: string; orderId?: number; event?: string } = {}): Delivery {
+      const event = order.event ?? "order_created";
       const checkout = [...checkouts.values()].find((c) => c.custom.funding_request_id === fundingRequestId);
       const subtotal = order.subtotal ?? checkout?.customPrice ?? 0;
       const body = JSON.stringify({
-        meta: { event_name: "order_created", custom_data: { funding_request_id: fundingRequestId, ...(checkout?.custom ?? {}) }, webhook_id: randomUUID() },
+        meta: { event_name: event, custom_data: { funding_request_id: fundingRequestId, ...(checkout?.custom ?? {}) }, webhook_id: randomUUID() },
         data: {
           type: "orders",
           id: String(order.orderId ?? nextOrder++),
           attributes: { store_id: Number(CARD_A.storeId), status: order.status ?? "paid", currency: order.currency ?? "USD", subtotal, total: subtotal, first_order_item: { variant_id: Number(CARD_A.variantId) } },
         },
       });
-      return { path: "/api/payments/card-a/webhook", body, headers: { "x-event-name": "order_created", "x-signature": hmacHex("sha256", CARD_A.webhookSecret, body) } };
+      return { path: "/api/payments/card-a/webhook", body, headers: { "x-event-name": event, "x-signature": hmacHex("sha256", CARD_A.webhookSecret, body) } };
     },
   });
 }
