@@ -214,6 +214,19 @@ describe("card-b webhook", () => {
     expect(await balanceOf(db(), me.id)).toBe(1100);
   });
 
+  it("acknowledges a signed webhook for a transaction that is not ours, or another event, without crediting", async () => {
+    const t = app();
+    const stranger = providers.current.cardB.pay("cbtx_not_one_of_ours", { amount: 50 });
+    expect(await resultOf(await deliver(t, providers.current.cardB.webhook(stranger)))).toBe("unknown_payment");
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 10);
+    const paid = providers.current.cardB.pay(id);
+    const other = { ...providers.current.cardB.webhook(paid), body: JSON.stringify({ event: "transfer.completed", data: paid }) };
+    expect(await resultOf(await deliver(t, other))).toBe("ignored");
+    expect(await creditsOf(db(), id)).toBe(0);
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "pending" });
+  });
+
   it("shows the state on the browser redirect and never marks the payment successful", async () => {
     const t = app();
     const me = await person(t);
@@ -309,6 +322,37 @@ describe("mobile-money callback", () => {
     expect(await balanceOf(db(), me.id)).toBe(300);
     const queries = mm.requests.filter((r) => r.path === "/mpesa/stkpushquery/v1/query");
     expect(queries.length).toBeGreaterThan(0);
+  });
+
+  it("refuses a callback that is not JSON or names another request, changing nothing", async () => {
+    const t = app();
+    const me = await person(t);
+    const push = await stkPush(t, me, 250);
+    const other = await stkPush(t, me, 250);
+    const mm = providers.current.mobile;
+    mm.complete(push.checkoutRequestId, 0);
+    const hook = mm.callback(push.checkoutRequestId);
+    await expectError(await deliver(t, { ...hook, body: "{not json" }), 400, "invalid_input");
+    // Its own token with the other request's CheckoutRequestID.
+    await expectError(await deliver(t, { ...hook, body: mm.callback(other.checkoutRequestId).body }), 400, "invalid_input");
+    expect(await paymentRow(db(), push.requestId)).toMatchObject({ status: "pending" });
+    expect(await creditsOf(db(), push.requestId)).toBe(0);
+  });
+
+  it("answers 502 when the status query fails, records nothing, and credits once on the next callback", async () => {
+    const t = app();
+    const me = await person(t);
+    const push = await stkPush(t, me, 400);
+    const mm = providers.current.mobile;
+    mm.complete(push.checkoutRequestId, 0);
+    const hook = mm.callback(push.checkoutRequestId);
+    mm.mode = "error";
+    await expectError(await deliver(t, hook), 502, "provider_error");
+    expect(await paymentRow(db(), push.requestId)).toMatchObject({ status: "pending" });
+    mm.mode = "ok";
+    expect(await resultOf(await deliver(t, hook))).toBe("credited");
+    expect(await resultOf(await deliver(t, hook))).toBe("duplicate");
+    expect(await balanceOf(db(), me.id)).toBe(400);
   });
 
   it("leaves a request pending while the provider is still processing it", async () => {
