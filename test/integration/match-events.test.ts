@@ -246,34 +246,26 @@ describe("match events on one instance", () => {
   });
 });
 
-describe("match events where the store cannot subscribe (Upstash on Workers)", () => {
-  it("polls the outbox and still delivers", async () => {
+describe("match events where the store cannot subscribe", () => {
+  const withoutSubscribe = (): KeyValueStore => {
     const { subscribe: _omitted, ...rest } = createMemoryStore();
-    const kv = rest as KeyValueStore;
-    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv });
+    return rest as KeyValueStore;
+  };
+  const refusingSubscribe = (): KeyValueStore => ({ ...createMemoryStore(), subscribe: () => Promise.reject(new Error("subscribe refused")) });
+  it.each([
+    { store: "has no subscribe (Upstash on Workers)", kv: withoutSubscribe, failureLogged: false },
+    { store: "refuses the subscription (the hub on Node falls back)", kv: refusingSubscribe, failureLogged: true },
+  ])("polls the outbox and still delivers when the store $store", async ({ kv, failureLogged }) => {
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: kv() });
     const [p, q] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
     const stream = await openStream(t, q);
     try {
       await wink(t, p, q);
       const e = await stream.next(3_000);
       expect(e.event).toBe("wink.received");
-    } finally {
-      await stream.close();
-    }
-  });
-});
-
-describe("match events where the store's subscription fails (Redis refusing SUBSCRIBE)", () => {
-  it("falls back to polling the outbox, still delivers, and says so in the log", async () => {
-    const kv: KeyValueStore = { ...createMemoryStore(), subscribe: () => Promise.reject(new Error("subscribe refused")) };
-    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv });
-    const [p, q] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
-    const stream = await openStream(t, q);
-    try {
-      await wink(t, p, q);
-      const e = await stream.next(3_000);
-      expect(e.event).toBe("wink.received");
-      expect(t.logs).toContainEqual(expect.objectContaining({ level: "warn", msg: "event subscription failed; polling the outbox", userId: q.id }));
+      const failure = expect.objectContaining({ level: "warn", msg: "event subscription failed; polling the outbox", userId: q.id });
+      if (failureLogged) expect(t.logs).toContainEqual(failure);
+      else expect(t.logs).not.toContainEqual(failure);
     } finally {
       await stream.close();
     }
