@@ -305,6 +305,72 @@ describe("Idempotency-Key on payment creation", () => {
     expect(retry.headers.get("idempotent-replayed")).toBeNull();
   });
 
+  /** What a process that died after the provider answered, before it recorded its own answer, leaves behind, aged past the takeover. */
+  const dieBeforeRecording = (who: Person, key: string) =>
+    queryRows(
+      env.db.database.db,
+      sql`update idempotency_keys set status = 'in_flight', response_status = null, response_body = null, completed_at = null, created_at = now() - interval '6 minutes'
+          where user_id = ${who.id} and key = ${key} returning key`,
+    );
+
+  it("STK push whose request died before answering: the retry that takes the key over does not push again, and names the payment", async () => {
+    const t = app();
+    const me = await person(t);
+    const mobile = providers.current.mobile;
+    const key = `pay-${crypto.randomUUID()}`;
+    const body = { phoneNumber: "0712345678", amount: 180 };
+    const first = (await (await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key)).json()) as { requestId: string };
+    const pushes = mobile.stk.size;
+    expect(await dieBeforeRecording(me, key)).toHaveLength(1);
+
+    const retry = await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key);
+    const error = (await expectError(retry, 502, "provider_error")) as { details?: unknown };
+    expect(String(error.details)).toContain(`payment ${first.requestId} is pending`);
+    expect(mobile.stk.size).toBe(pushes);
+    // Recorded like any answer whose effect may exist: the next retry replays it.
+    const again = await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    await expectError(again, 502, "provider_error");
+    expect(mobile.stk.size).toBe(pushes);
+    expect(await queryRows(env.db.database.db, sql`select id from payments where user_id = ${me.id}`)).toEqual([{ id: first.requestId }]);
+  });
+
+  it("checkout whose request died before answering: the retry makes a new one, and the unseen one still credits if paid", async () => {
+    const t = app();
+    const me = await person(t);
+    const key = `fund-${crypto.randomUUID()}`;
+    const body = { amount: 900, currency: "USD" };
+    const first = (await (await withKey(t, me, "/api/payments/card-a/checkout", body, key)).json()) as { fundingRequestId: string };
+    await dieBeforeRecording(me, key);
+
+    const retry = await withKey(t, me, "/api/payments/card-a/checkout", body, key);
+    expect(retry.status).toBe(201);
+    const second = (await retry.json()) as { fundingRequestId: string };
+    expect(second.fundingRequestId).not.toBe(first.fundingRequestId);
+    expect(await paymentRow(env.db.database.db, first.fundingRequestId)).toMatchObject({ status: "failed", failure_reason: "superseded by a retry with the same Idempotency-Key" });
+    const replay = await withKey(t, me, "/api/payments/card-a/checkout", body, key);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(((await replay.json()) as { fundingRequestId: string }).fundingRequestId).toBe(second.fundingRequestId);
+    // Had the first link reached the payer after all, their money is not lost.
+    expect((await deliver(t, providers.current.cardA.orderWebhook(first.fundingRequestId))).status).toBe(200);
+    expect(await creditsOf(env.db.database.db, first.fundingRequestId)).toBe(1);
+  });
+
+  it("checkout the provider refused: the failed payment lets go of the key, so the retry with it makes a new one", async () => {
+    const t = app();
+    const me = await person(t);
+    const key = `fund-${crypto.randomUUID()}`;
+    const body = { amount: 650, currency: "USD" };
+    providers.current.cardA.mode = "error";
+    await expectError(await withKey(t, me, "/api/payments/card-a/checkout", body, key), 502, "provider_error");
+    providers.current.cardA.mode = "ok";
+    const retry = await withKey(t, me, "/api/payments/card-a/checkout", body, key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    const rows = await queryRows(env.db.database.db, sql`select status, idempotency_key from payments where user_id = ${me.id} order by created_at`);
+    expect(rows).toEqual([{ status: "failed", idempotency_key: null }, { status: "pending", idempotency_key: key }]);
+  });
+
   it("answers 400 to a malformed key, before the provider is called", async () => {
     const t = app();
     const me = await person(t);

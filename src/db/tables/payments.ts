@@ -25,6 +25,11 @@ export const payments = pgTable(
     providerRef: text("provider_ref"),
     /** Mobile money: the secret part of the callback URL. */
     callbackToken: text("callback_token"),
+    /**
+     * The Idempotency-Key of the request that created it, while that request may have reached the
+     * provider: a retry that takes the key over finds the payment here instead of asking again.
+     */
+    idempotencyKey: text("idempotency_key"),
     details: jsonb("details").$type<Record<string, unknown>>().notNull().default({}),
     failureReason: text("failure_reason"),
     ledgerTransactionId: text("ledger_transaction_id"),
@@ -41,6 +46,7 @@ export const payments = pgTable(
     check("payments_completed_credited", sql`(${t.status} = 'completed') = (${t.ledgerTransactionId} is not null)`),
     uniqueIndex("payments_provider_ref_idx").on(t.provider, t.providerRef),
     uniqueIndex("payments_callback_token_idx").on(t.callbackToken),
+    uniqueIndex("payments_idempotency_key_idx").on(t.userId, t.idempotencyKey),
     uniqueIndex("payments_ledger_transaction_idx").on(t.ledgerTransactionId),
     index("payments_user_idx").on(t.userId, t.createdAt),
     index("payments_pending_idx").on(t.createdAt).where(sql`${t.status} = 'pending'`),

@@ -10,8 +10,8 @@ export const KEY_RETENTION_MS = 48 * 3_600_000;
  * An in-flight key older than this belongs to a request that died before answering, and a retry
  * may take it over. For the wallet and subscriptions that is safe: their effect completes the
  * key in its own transaction, so a key still in flight means nothing was committed. A payment
- * request that died after calling its provider may have reached it; the takeover then asks the
- * provider again, as a retry under a new key would.
+ * request that died may have reached its provider; the payment it made keeps the key, and the
+ * retry finds it there (payments/store.ts createPending) instead of asking the provider twice.
  */
 export const STALE_IN_FLIGHT_MS = 5 * 60_000;
 

@@ -16,11 +16,14 @@ export interface PaymentDeps {
   random: AppDeps["random"];
   kv: AppDeps["kv"];
   logger: AppDeps["logger"];
+  /** The request's Idempotency-Key, when it sent one (see store.ts createPending). */
+  idempotencyKey?: string;
 }
 
 export function paymentDeps(c: Context<AppEnv>): PaymentDeps {
   const { deps, db } = c.var;
-  return { db, config: deps.config, fetch: deps.fetch, clock: deps.clock, ids: deps.ids, random: deps.random, kv: deps.kv, logger: deps.logger };
+  const idempotencyKey = c.get("idempotency")?.key;
+  return { db, config: deps.config, fetch: deps.fetch, clock: deps.clock, ids: deps.ids, random: deps.random, kv: deps.kv, logger: deps.logger, ...(idempotencyKey ? { idempotencyKey } : {}) };
 }
 
 /** The same from the app's deps and a session of its own (the scheduled reconciliation). */

@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
+import { ApiError } from "../../errors";
 import { paymentEvents, payments } from "../../db/tables/payments";
 import { MINT_ACCOUNT, ensureWallet, postTransaction, type Tx } from "../wallet/ledger";
 import type { PaymentDeps, Provider } from "./context";
@@ -14,6 +15,8 @@ export async function createPending(
   deps: PaymentDeps,
   input: { provider: Provider; userId: string; amount: number; currency: string; coins: number; callbackToken?: string; expiresAt?: Date; details?: Record<string, unknown> },
 ): Promise<PaymentRow> {
+  const idempotencyKey = deps.idempotencyKey ?? null;
+  if (idempotencyKey !== null) await settleEarlierAttempt(deps, input.userId, idempotencyKey);
   const now = new Date(deps.clock.now());
   const [row] = await deps.db
     .insert(payments)
@@ -26,6 +29,7 @@ export async function createPending(
       currency: input.currency,
       coins: input.coins,
       callbackToken: input.callbackToken ?? null,
+      idempotencyKey,
       expiresAt: input.expiresAt ?? null,
       details: input.details ?? {},
       createdAt: now,
@@ -33,6 +37,37 @@ export async function createPending(
     })
     .returning();
   return row as PaymentRow;
+}
+
+/**
+ * A payment already holding this request's Idempotency-Key was made by an earlier request with
+ * the key that died before it could answer (the key's in-flight takeover, services/idempotency),
+ * and that request may have reached the provider. An STK push may have rung the payer's phone, so
+ * it is not sent again: the answer is the 502 of a push whose answer never came, naming the
+ * payment. A checkout reaches the payer only through our answer, which never left, so the earlier
+ * one is dropped (marked failed if still pending; a payment that arrives for it is still credited)
+ * and a new one is made.
+ */
+async function settleEarlierAttempt(deps: PaymentDeps, userId: string, idempotencyKey: string): Promise<void> {
+  const [earlier] = await deps.db
+    .select()
+    .from(payments)
+    .where(and(eq(payments.userId, userId), eq(payments.idempotencyKey, idempotencyKey)));
+  if (!earlier) return;
+  if (earlier.provider === "mobile-money") {
+    throw new ApiError("provider_error", "an earlier request with this Idempotency-Key already sent this payment request", {
+      effectMayExist: true,
+      details: `The push may have reached the phone, so it is not sent again; payment ${earlier.id} is ${earlier.status}; GET /api/payments/${earlier.id}/status tells how it ends`,
+    });
+  }
+  await deps.db
+    .update(payments)
+    .set({
+      idempotencyKey: null,
+      ...(earlier.status === "pending" ? { status: "failed", failureReason: "superseded by a retry with the same Idempotency-Key" } : {}),
+      updatedAt: new Date(deps.clock.now()),
+    })
+    .where(eq(payments.id, earlier.id));
 }
 
 /** The provider accepted the request: remember its reference and what the payer was shown. */
@@ -52,7 +87,8 @@ export async function attachProvider(deps: PaymentDeps, id: string, providerRef:
 export async function markFailed(deps: PaymentDeps, id: string, reason: string): Promise<void> {
   await deps.db
     .update(payments)
-    .set({ status: "failed", failureReason: reason, updatedAt: new Date(deps.clock.now()) })
+    // The request's key is freed with it (a 5xx without a possible effect), so the payment lets go of it too.
+    .set({ status: "failed", failureReason: reason, idempotencyKey: null, updatedAt: new Date(deps.clock.now()) })
     .where(and(eq(payments.id, id), eq(payments.status, "pending")));
 }
 
