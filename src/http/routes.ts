@@ -15,6 +15,18 @@ export const ErrorBody = z
 
 const error = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
 
+/**
+ * A route's own error answers are declared by their meaning alone; each gets the body schema of
+ * the route's error shape here, so no error in the document is left without one.
+ */
+export function withErrorBodies(responses: RouteConfig["responses"], schema: z.ZodType): RouteConfig["responses"] {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) =>
+      Number(status) >= 400 && !("content" in response) && !("$ref" in response) ? [status, { ...response, content: { "application/json": { schema } } }] : [status, response],
+    ),
+  );
+}
+
 const COMMON_ERRORS = {
   400: error("Invalid input: `details` lists the failing fields"),
   401: error("Missing, invalid or expired credential"),
@@ -45,7 +57,7 @@ export function protectedRoute<R extends Omit<RouteConfig, "security"> & { path:
     responses: {
       ...COMMON_ERRORS,
       ...(access === "admin" ? { 403: error("Authenticated, but not an admin") } : {}),
-      ...config.responses,
+      ...withErrorBodies(config.responses, ErrorBody),
     },
   });
 }

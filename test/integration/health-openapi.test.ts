@@ -63,4 +63,28 @@ describe("OpenAPI document", () => {
     const missing = registered.filter((r) => !documented.has(r));
     expect(missing).toEqual([]);
   });
+
+  it("gives every error answer a body schema: shape 2 on the AI routes' own errors, shape 1 elsewhere", async () => {
+    const t = buildTestApp({ database: env.db.database });
+    type Response = { content?: Record<string, { schema?: { $ref?: string } }> };
+    const doc = (await (await t.request(OPENAPI_PATH)).json()) as { paths: Record<string, Record<string, { responses: Record<string, Response> }>> };
+    const bodiless: string[] = [];
+    const shapes = new Map<string, string>();
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (Number(status) < 400) continue;
+          const ref = response.content?.["application/json"]?.schema?.$ref;
+          if (!ref) bodiless.push(`${method} ${path} ${status}`);
+          else shapes.set(`${method} ${path} ${status}`, ref.replace("#/components/schemas/", ""));
+        }
+      }
+    }
+    expect(bodiless).toEqual([]);
+    expect(shapes.get("post /api/v1/wallet/transfer 422")).toBe("Error");
+    expect(shapes.get("post /api/v1/ai-agents/support-video/request 409")).toBe("AiError");
+    expect(shapes.get("post /api/v1/ai-agents/chat/response 400")).toBe("AiError");
+    // Authentication and rate limits answer shape 1 on every route, the AI routes included.
+    expect(shapes.get("post /api/v1/ai-agents/chat/response 401")).toBe("Error");
+  });
 });

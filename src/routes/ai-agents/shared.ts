@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { ApiError, type ErrorCode } from "../../errors";
 import type { AppEnv } from "../../http/env";
 import { zodIssues } from "../../http/router";
-import { protectedRoute } from "../../http/routes";
+import { protectedRoute, withErrorBodies } from "../../http/routes";
 import type { AiContext } from "../../services/ai/ask";
 import type { ContextDeps } from "../../services/ai/context-cache";
 import { DEFAULT_LANGUAGE, isLanguage, LANGUAGE_CODES } from "../../services/ai/languages";
@@ -47,7 +47,7 @@ export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string
   const responses = {
     500: aiError("The model's answer stayed invalid after one retry (`internal_error`)"),
     503: aiError("No inference host answered in time (`service_unavailable`)"),
-    ...config.responses,
+    ...withErrorBodies(config.responses, AiErrorBody),
   };
   return protectedRoute(access, { ...config, middleware: [aiErrors, ...own], responses: { 400: aiError("Invalid input: `error.code` names the endpoint's own code"), ...responses } });
 }
