@@ -356,6 +356,23 @@ describe("Idempotency-Key on payment creation", () => {
     expect(await creditsOf(env.db.database.db, first.fundingRequestId)).toBe(1);
   });
 
+  it("a key reused after its 48 h retention sends a new STK push, even though an old payment carried it", async () => {
+    const t = app();
+    const me = await person(t);
+    const mobile = providers.current.mobile;
+    const key = `pay-${crypto.randomUUID()}`;
+    const body = { phoneNumber: "0712345678", amount: 90 };
+    const old = (await (await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key)).json()) as { requestId: string };
+    // Two days on: the key's record has been swept, the payment is still there.
+    await queryRows(env.db.database.db, sql`update payments set created_at = created_at - interval '49 hours' where id = ${old.requestId} returning id`);
+    await queryRows(env.db.database.db, sql`delete from idempotency_keys where user_id = ${me.id} and key = ${key} returning key`);
+    const pushes = mobile.stk.size;
+    const again = await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key);
+    expect(again.status).toBe(201);
+    expect(mobile.stk.size).toBe(pushes + 1);
+    expect(await queryRows(env.db.database.db, sql`select status, idempotency_key from payments where id = ${old.requestId}`)).toEqual([{ status: "pending", idempotency_key: null }]);
+  });
+
   it("checkout the provider refused: the failed payment lets go of the key, so the retry with it makes a new one", async () => {
     const t = app();
     const me = await person(t);

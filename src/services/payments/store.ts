@@ -1,7 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
-import { ApiError } from "../../errors";
 import { paymentEvents, payments } from "../../db/tables/payments";
+import { ApiError } from "../../errors";
+import { KEY_RETENTION_MS } from "../idempotency/keys";
 import { MINT_ACCOUNT, ensureWallet, postTransaction, type Tx } from "../wallet/ledger";
 import type { PaymentDeps, Provider } from "./context";
 
@@ -46,7 +47,8 @@ export async function createPending(
  * it is not sent again: the answer is the 502 of a push whose answer never came, naming the
  * payment. A checkout reaches the payer only through our answer, which never left, so the earlier
  * one is dropped (marked failed if still pending; a payment that arrives for it is still credited)
- * and a new one is made.
+ * and a new one is made. A payment older than the key's retention was made by another request
+ * that happened to use the same key before it expired, and only lets go of it.
  */
 async function settleEarlierAttempt(deps: PaymentDeps, userId: string, idempotencyKey: string): Promise<void> {
   const [earlier] = await deps.db
@@ -54,7 +56,8 @@ async function settleEarlierAttempt(deps: PaymentDeps, userId: string, idempoten
     .from(payments)
     .where(and(eq(payments.userId, userId), eq(payments.idempotencyKey, idempotencyKey)));
   if (!earlier) return;
-  if (earlier.provider === "mobile-money") {
+  const sameRequest = deps.clock.now() - earlier.createdAt.getTime() < KEY_RETENTION_MS;
+  if (sameRequest && earlier.provider === "mobile-money") {
     throw new ApiError("provider_error", "an earlier request with this Idempotency-Key already sent this payment request", {
       effectMayExist: true,
       details: `The push may have reached the phone, so it is not sent again; payment ${earlier.id} is ${earlier.status}; GET /api/payments/${earlier.id}/status tells how it ends`,
@@ -64,7 +67,7 @@ async function settleEarlierAttempt(deps: PaymentDeps, userId: string, idempoten
     .update(payments)
     .set({
       idempotencyKey: null,
-      ...(earlier.status === "pending" ? { status: "failed", failureReason: "superseded by a retry with the same Idempotency-Key" } : {}),
+      ...(sameRequest && earlier.status === "pending" ? { status: "failed", failureReason: "superseded by a retry with the same Idempotency-Key" } : {}),
       updatedAt: new Date(deps.clock.now()),
     })
     .where(eq(payments.id, earlier.id));
