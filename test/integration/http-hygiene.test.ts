@@ -81,6 +81,23 @@ describe("request hygiene", () => {
     expectShape1((await res.json()) as Record<string, unknown>, "invalid_input", 400);
   });
 
+  it("takes any Unicode text, emoji and right-to-left marks included, but answers NUL or an unpaired surrogate with 400 naming the field", async () => {
+    const ok = await post(JSON.stringify({ name: "Zoë 😀 \u202eabc", tags: ["日本語"], age: 30 }));
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ name: "Zoë 😀 \u202eabc" });
+    for (const [body, path] of [
+      [{ name: "Ada\u0000", tags: [], age: 30 }, "name"],
+      [{ name: "Ada", tags: ["ok", "\ud83d"], age: 30 }, "tags.1"],
+      [{ name: "\ude00Ada", tags: [], age: 30 }, "name"],
+    ] as const) {
+      const res = await post(JSON.stringify(body));
+      expect(res.status).toBe(400);
+      const answer = (await res.json()) as Record<string, unknown>;
+      expectShape1(answer, "invalid_input", 400);
+      expect(answer.details).toEqual([{ path, message: "text must be valid Unicode without NUL characters" }]);
+    }
+  });
+
   it("answers a body over 1 MiB with 413, with or without Content-Length", async () => {
     const big = JSON.stringify({ name: "x".repeat(1024 * 1024 + 10), tags: [], age: 1 });
     const declared = await post(big);

@@ -211,6 +211,11 @@ describe("knowledge base assets", () => {
     await expectError(await upload(t, admin, { name: "a.png", type: "image/png", body: "png" }), 400, "invalid_input");
     await expectError(await upload(t, admin, { name: "a.txt", type: "text/plain", body: new Uint8Array([0xff, 0xfe, 0x00, 0xc3]) }), 400, "invalid_input");
     await expectError(await upload(t, admin, { name: "a.md", type: "text/markdown", body: "   \n" }), 400, "invalid_input");
+    // Valid UTF-8 with NUL bytes is not a text document; nor is a file name with NUL, or one past 255 characters.
+    const nul = await expectError(await upload(t, admin, { name: "a.txt", type: "text/plain", body: "# A\nbinary\u0000inside" }), 400, "invalid_input");
+    expect(nul.message).toMatch(/NUL/);
+    await expectError(await upload(t, admin, { name: "a\u0000b.md", type: "text/markdown", body: "# A\ntext" }), 400, "invalid_input");
+    await expectError(await upload(t, admin, { name: `${"n".repeat(253)}.md`, type: "text/markdown", body: "# A\ntext" }), 400, "invalid_input");
     await expectError(await upload(t, admin, { name: "a.md", type: "text/markdown", body: "# A\ntext" }, { url: "http://docs.test/x" }), 400, "invalid_input");
     await expectError(await t.request("/api/v1/kb/assets", { method: "POST", headers: admin.headers, body: new FormData() }), 400, "invalid_input");
     await expectError(await t.request("/api/v1/kb/assets", json({}, admin.headers)), 400, "invalid_input");

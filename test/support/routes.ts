@@ -87,6 +87,31 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/ai-agents/context/invalidate/{userId}", access: "admin" },
 ];
 
+/**
+ * Every payment provider configured (so webhooks check their signatures), and every outside
+ * party pointing at a closed loopback port.
+ */
+export const OUTSIDE_PARTIES_UNREACHABLE = {
+  CARD_A_API_URL: "http://127.0.0.1:9",
+  CARD_A_API_KEY: "k",
+  CARD_A_STORE_ID: "1",
+  CARD_A_VARIANT_ID: "1",
+  CARD_A_WEBHOOK_SECRET: "matrix-card-a",
+  CARD_B_API_URL: "http://127.0.0.1:9",
+  CARD_B_SECRET_KEY: "k",
+  CARD_B_WEBHOOK_SECRET: "matrix-card-b",
+  CRYPTO_API_URL: "http://127.0.0.1:9",
+  CRYPTO_API_KEY: "k",
+  CRYPTO_IPN_SECRET: "matrix-crypto",
+  MOBILE_MONEY_API_URL: "http://127.0.0.1:9",
+  MOBILE_MONEY_CONSUMER_KEY: "k",
+  MOBILE_MONEY_CONSUMER_SECRET: "s",
+  MOBILE_MONEY_SHORTCODE: "174379",
+  MOBILE_MONEY_PASSKEY: "p",
+  MOBILE_MONEY_CALLBACK_URL: "https://api.example.test/api/v1/mobile-money/callback",
+  PAYMENT_FX_RATES: "KES=0.01",
+};
+
 export function concretePath(route: RouteCase): string {
   return route.path ?? route.template.replace(/\{(\w+)\}/g, (_m, name: string) => `sample_${name}`);
 }

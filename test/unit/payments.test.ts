@@ -48,4 +48,11 @@ describe("webhook signatures", () => {
   it("sorts keys at every depth, as the crypto provider signs", () => {
     expect(JSON.stringify(sortKeysDeep({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } }))).toBe('{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}');
   });
+
+  it("gives up on a value nested deeper than any notification (undefined), without exhausting the stack", () => {
+    const nested = (depth: number, leaf: unknown): unknown => (depth === 0 ? leaf : depth % 2 ? [nested(depth - 1, leaf)] : { k: nested(depth - 1, leaf) });
+    expect(sortKeysDeep(nested(32, 1))).toEqual(nested(32, 1));
+    expect(sortKeysDeep(nested(33, 1))).toBeUndefined();
+    expect(sortKeysDeep(JSON.parse(`${"[".repeat(100_000)}${"]".repeat(100_000)}`))).toBeUndefined();
+  });
 });

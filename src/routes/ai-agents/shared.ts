@@ -2,7 +2,7 @@ import { z, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError, type ErrorCode } from "../../errors";
 import type { AppEnv } from "../../http/env";
-import { zodIssues } from "../../http/router";
+import { rejectUnsafeText, zodIssues } from "../../http/router";
 import { protectedRoute, withErrorBodies } from "../../http/routes";
 import type { AiContext } from "../../services/ai/ask";
 import type { ContextDeps } from "../../services/ai/context-cache";
@@ -71,8 +71,11 @@ export interface Form {
  * that form alone, and answers its first failing field's endpoint code, all issues in `details`.
  */
 export function aiValidation(forms: Form[]) {
-  return (result: { success: boolean; target: string; error?: z.ZodError }, _c: Context<AppEnv>): undefined => {
-    if (result.success) return undefined;
+  return (result: { success: boolean; target: string; error?: z.ZodError; data?: unknown }, _c: Context<AppEnv>): undefined => {
+    if (result.success) {
+      rejectUnsafeText(result.data, result.target);
+      return undefined;
+    }
     // The validator hands the hook the raw input beside the failure (its type omits it).
     const raw = (result as { data?: unknown }).data;
     if (result.target !== "json" || !raw || typeof raw !== "object" || Array.isArray(raw)) {

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { principalOf } from "../../http/auth";
 import type { AppEnv } from "../../http/env";
-import { createRouter, jsonBody } from "../../http/router";
+import { createRouter, jsonBody, rejectUnsafeText } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { ApiError } from "../../errors";
 import { createAsset, deleteAsset, listAssets, type AssetInput } from "../../services/kb/assets";
@@ -63,6 +63,8 @@ const VersionsQuery = z.object({
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const kbContext = (c: Context<AppEnv>): KbContext => ({ db: c.var.db, cache: kbCache(c.var.deps) });
 
+const MAX_FILE_NAME = 255;
+
 /** The form or JSON body of an asset upload, whichever the client sent. */
 function assetInput(c: Context<AppEnv>, form: z.infer<typeof AssetFormInput> | undefined, body: z.infer<typeof AssetJsonInput> | undefined): Promise<AssetInput> | AssetInput {
   const fields = form ?? body;
@@ -71,6 +73,9 @@ function assetInput(c: Context<AppEnv>, form: z.infer<typeof AssetFormInput> | u
   const file = form?.file as unknown;
   if (file instanceof File) {
     if (form?.url !== undefined) throw new ApiError("invalid_input", "send either a file or a url, not both", { details: [{ path: "url", message: "not allowed with file" }] });
+    // The part's file name is kept as the asset's source, so it is text like any other field.
+    if (file.name.length > MAX_FILE_NAME) throw new ApiError("invalid_input", `the file name is longer than ${MAX_FILE_NAME} characters`, { details: [{ path: "file", message: `file name of at most ${MAX_FILE_NAME} characters` }] });
+    rejectUnsafeText({ file: file.name }, "form");
     return file.arrayBuffer().then((buf) => ({ kind: "file" as const, bytes: new Uint8Array(buf), fileName: file.name, declaredType: file.type, ...extra }));
   }
   if (file !== undefined) throw new ApiError("invalid_input", "`file` must be a file part", { details: [{ path: "file", message: "expected a file" }] });

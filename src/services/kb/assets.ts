@@ -60,11 +60,15 @@ function typeOfFile(declared: string, fileName: string): string {
 }
 
 function decodeText(bytes: Uint8Array, path: string): string {
+  let text: string;
   try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw bad(path, "the document is not UTF-8 text");
   }
+  // Valid UTF-8, but a text column cannot hold it, and no text document contains it.
+  if (text.includes("\u0000")) throw bad(path, "the document contains NUL bytes, so it is not text");
+  return text;
 }
 
 function titleFrom(text: string, contentType: string, fallback: string): string {

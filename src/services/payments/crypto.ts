@@ -113,8 +113,10 @@ export async function handleCryptoIpn(deps: PaymentDeps, rawBody: string, signat
   } catch {
     throw new ApiError("unauthorized", "invalid notification signature");
   }
-  const expected = await hmacSha512Hex(provider.ipnSecret, JSON.stringify(sortKeysDeep(body)));
-  if (!body || typeof body !== "object" || !(await signatureMatches(expected, signature))) throw new ApiError("unauthorized", "invalid notification signature");
+  const signed = sortKeysDeep(body);
+  if (!body || typeof body !== "object" || signed === undefined) throw new ApiError("unauthorized", "invalid notification signature");
+  const expected = await hmacSha512Hex(provider.ipnSecret, JSON.stringify(signed));
+  if (!(await signatureMatches(expected, signature))) throw new ApiError("unauthorized", "invalid notification signature");
   if (typeof body.order_id !== "string" || body.payment_id === undefined || typeof body.payment_status !== "string") {
     return { received: true, result: "ignored" };
   }

@@ -15,15 +15,27 @@ export async function signatureMatches(expectedHex: string, given: string | unde
   return timingSafeEqual(expectedHex, given.trim().toLowerCase());
 }
 
-/** Keys sorted at every depth, as the crypto provider signs its notifications. */
-export function sortKeysDeep(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeysDeep);
+/** Deeper than any notification a provider sends; a body nested further is refused unsigned. */
+const MAX_SIGNED_DEPTH = 32;
+
+/**
+ * Keys sorted at every depth, as the crypto provider signs its notifications; undefined for a value
+ * nested deeper than MAX_SIGNED_DEPTH, so that a hostile body cannot exhaust the stack.
+ */
+export function sortKeysDeep(value: unknown, depth = 0): unknown {
+  if (depth > MAX_SIGNED_DEPTH) return undefined;
+  if (Array.isArray(value)) {
+    const items = value.map((item) => sortKeysDeep(item, depth + 1));
+    return items.includes(undefined) ? undefined : items;
+  }
   if (value && typeof value === "object") {
-    return Object.fromEntries(
-      Object.keys(value as Record<string, unknown>)
-        .sort()
-        .map((k) => [k, sortKeysDeep((value as Record<string, unknown>)[k])]),
-    );
+    const entries: [string, unknown][] = [];
+    for (const key of Object.keys(value).sort()) {
+      const sorted = sortKeysDeep((value as Record<string, unknown>)[key], depth + 1);
+      if (sorted === undefined) return undefined;
+      entries.push([key, sorted]);
+    }
+    return Object.fromEntries(entries);
   }
   return value;
 }
