@@ -12,19 +12,18 @@ export function zodIssues(error: z.ZodError): FieldIssue[] {
 
 /** NUL, which Postgres text cannot hold, and unpaired surrogates, which are not text at all. */
 const UNSAFE_TEXT = /[\u0000\p{Cs}]/u;
+/** Far deeper than any schema of ours nests; the walk stops there instead of exhausting the stack. */
+const MAX_DEPTH = 64;
 
-function unsafeTextPath(value: unknown, path: string[]): string[] | undefined {
-  if (typeof value === "string") return UNSAFE_TEXT.test(value) ? path : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = unsafeTextPath(value[i], [...path, String(i)]);
-      if (found) return found;
-    }
-  } else if (value !== null && typeof value === "object") {
-    for (const [key, inner] of Object.entries(value)) {
-      const found = unsafeTextPath(inner, [...path, key]) ?? (UNSAFE_TEXT.test(key) ? [...path, key] : undefined);
-      if (found) return found;
-    }
+function findUnsafe(value: unknown, path: string[]): { path: string[]; message: string } | undefined {
+  if (typeof value === "string") return UNSAFE_TEXT.test(value) ? { path, message: "text must be valid Unicode without NUL characters" } : undefined;
+  if (value === null || typeof value !== "object") return undefined;
+  if (path.length >= MAX_DEPTH) return { path, message: `nested deeper than ${MAX_DEPTH} levels` };
+  const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+  for (const [key, inner] of entries) {
+    if (UNSAFE_TEXT.test(key)) return { path: [...path, key], message: "text must be valid Unicode without NUL characters" };
+    const found = findUnsafe(inner, [...path, key]);
+    if (found) return found;
   }
   return undefined;
 }
@@ -32,14 +31,12 @@ function unsafeTextPath(value: unknown, path: string[]): string[] | undefined {
 /**
  * Input that passed its schema still answers 400 when a string in it holds NUL or an unpaired
  * surrogate: otherwise the database refuses it deep inside a service, or an encoder throws on it,
- * and the caller sees a 500. Walks the validated value only, which the schema has bounded.
+ * and the caller sees a 500. Walks the validated value, which the schemas bound.
  */
 export function rejectUnsafeText(value: unknown, target: string): void {
-  const path = unsafeTextPath(value, []);
-  if (!path) return;
-  throw new ApiError("invalid_input", `invalid ${target}`, {
-    details: [{ path: path.length ? path.join(".") : "(root)", message: "text must be valid Unicode without NUL characters" }],
-  });
+  const found = findUnsafe(value, []);
+  if (!found) return;
+  throw new ApiError("invalid_input", `invalid ${target}`, { details: [{ path: found.path.length ? found.path.join(".") : "(root)", message: found.message }] });
 }
 
 /**
