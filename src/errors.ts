@@ -57,6 +57,10 @@ export interface FieldIssue {
 }
 
 export interface ApiErrorOptions {
+  /**
+   * Shape 1 carries field issues only (validation failures, as decisions.md has it); a sentence
+   * belongs in the message. A string is for shape 2, whose `details` is one.
+   */
   details?: FieldIssue[] | string;
   /** Seconds; only meaningful on rate_limit_exceeded. */
   retryAfter?: number;

@@ -316,7 +316,7 @@ describe("when the runtime cannot serve", () => {
     try {
       answer(415, JSON.stringify({ message: "unsupported audio codec" }));
       const bad = await expectError(await t.request("/api/v1/voice/stt", { method: "POST", headers: { ...me.headers, "content-type": "audio/x-odd" }, body: "x" }), 400, "invalid_input");
-      expect(bad.details).toBe("unsupported audio codec");
+      expect(bad.details).toEqual([{ path: "(body)", message: "unsupported audio codec" }]);
       answer(429, "{}");
       const busy = await t.request("/api/v1/voice/stt", { method: "POST", headers: { ...me.headers, "content-type": "audio/wav" }, body: "x" });
       await expectError(busy, 503, "service_unavailable");

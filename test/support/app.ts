@@ -10,6 +10,7 @@ import { createJsonLogger } from "../../src/platform/logger";
 import { createOidcVerifier } from "../../src/auth/tokens";
 import type { TierLookup } from "../../src/services/tiers/port";
 import type { TestIssuer } from "./issuer";
+import { checkResponse, responseContracts } from "./response-contract";
 
 export interface TestAppOptions {
   database: Database;
@@ -68,11 +69,16 @@ export function buildTestApp(options: TestAppOptions): TestApp {
     ...options.deps,
   };
   const app = createApp(deps);
+  const contracts = responseContracts(app);
   return {
     app,
     deps,
     logs,
-    request: (path, init) => Promise.resolve(app.request(path, init)),
+    request: async (path, init) => {
+      const res = await app.request(path, init);
+      await checkResponse(contracts, init?.method ?? "GET", path, res);
+      return res;
+    },
   };
 }
 

@@ -113,7 +113,7 @@ export async function stkPush(deps: PaymentDeps, actor: Principal, input: { phon
       await markFailed(deps, row.id, `provider_error: ${err.reason}`);
       throw err.toApiError();
     }
-    throw err.toApiError({ paymentId: row.id, what: "The push may still reach the phone" });
+    throw err.toApiError({ paymentId: row.id, what: "the push may still reach the phone" });
   }
 }
 

@@ -24,10 +24,9 @@ export class ProviderFailure extends Error {
     const what = this.reason === "timeout" ? "did not answer in time" : this.reason === "status" ? `answered ${this.status}` : "could not be reached";
     const message = `the ${this.provider} payment provider ${this.reason === "body" ? "answered something unexpected" : what}`;
     if (!pending) return new ApiError("provider_error", message, { cause: this });
-    return new ApiError("provider_error", message, {
+    return new ApiError("provider_error", `${message}; ${pending.what}, so payment ${pending.paymentId} stays pending: GET /api/payments/${pending.paymentId}/status tells how it ends`, {
       cause: this,
       effectMayExist: true,
-      details: `${pending.what}, so payment ${pending.paymentId} stays pending; GET /api/payments/${pending.paymentId}/status tells how it ends`,
     });
   }
 }

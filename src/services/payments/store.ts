@@ -58,10 +58,11 @@ async function settleEarlierAttempt(deps: PaymentDeps, userId: string, idempoten
   if (!earlier) return;
   const sameRequest = deps.clock.now() - earlier.createdAt.getTime() < KEY_RETENTION_MS;
   if (sameRequest && earlier.provider === "mobile-money") {
-    throw new ApiError("provider_error", "an earlier request with this Idempotency-Key already sent this payment request", {
-      effectMayExist: true,
-      details: `The push may have reached the phone, so it is not sent again; payment ${earlier.id} is ${earlier.status}; GET /api/payments/${earlier.id}/status tells how it ends`,
-    });
+    throw new ApiError(
+      "provider_error",
+      `an earlier request with this Idempotency-Key sent this push, which may have reached the phone, so it is not sent again; payment ${earlier.id} is ${earlier.status}: GET /api/payments/${earlier.id}/status tells how it ends`,
+      { effectMayExist: true },
+    );
   }
   await deps.db
     .update(payments)

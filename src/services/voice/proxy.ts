@@ -153,7 +153,7 @@ async function runtimeRefusal(deps: AppDeps, call: VoiceCall, upstream: Response
   if (upstream.status === 413) return new ApiError("payload_too_large", "the voice runtime refused a body this large");
   if (upstream.status >= 400 && upstream.status < 500 && upstream.status !== 429) {
     deps.logger.info("voice runtime rejected the request", fields);
-    return new ApiError("invalid_input", "the voice runtime rejected the request", { details: said ?? `runtime status ${upstream.status}` });
+    return new ApiError("invalid_input", "the voice runtime rejected the request", { details: [{ path: "(body)", message: said ?? `runtime status ${upstream.status}` }] });
   }
   deps.logger.warn("voice runtime failed", fields);
   const retryAfter = upstream.headers.get("retry-after");

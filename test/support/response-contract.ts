@@ -1,0 +1,48 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { z } from "zod";
+
+interface Contract {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  schemas: Map<number, z.ZodType>;
+}
+
+/**
+ * The documented answers of every route of an app, from the same registry its OpenAPI document is
+ * generated from: per route, the zod schema of each status's JSON body.
+ */
+export function responseContracts(app: OpenAPIHono<any>): Contract[] {
+  const contracts: Contract[] = [];
+  for (const definition of app.openAPIRegistry.definitions) {
+    if (definition.type !== "route") continue;
+    const { method, path, responses } = definition.route;
+    const schemas = new Map<number, z.ZodType>();
+    for (const [status, response] of Object.entries(responses ?? {})) {
+      const schema = (response as { content?: Record<string, { schema?: unknown }> }).content?.["application/json"]?.schema;
+      if (schema && typeof (schema as z.ZodType).safeParse === "function") schemas.set(Number(status), schema as z.ZodType);
+    }
+    const pattern = new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`);
+    contracts.push({ method: method.toUpperCase(), template: path, pattern, schemas });
+  }
+  // In registration order, as Hono tries them: the first route whose pattern matches answers.
+  return contracts;
+}
+
+/**
+ * Fails when a JSON answer of a documented status does not match the schema the OpenAPI document
+ * promises for it, so every test that calls the API also checks the document against the code.
+ */
+export async function checkResponse(contracts: Contract[], method: string, path: string, res: Response): Promise<void> {
+  if (!(res.headers.get("content-type") ?? "").includes("application/json")) return;
+  const pathname = new URL(path, "http://api.test").pathname;
+  const contract = contracts.find((c) => c.method === method.toUpperCase() && c.pattern.test(pathname));
+  const schema = contract?.schemas.get(res.status);
+  if (!contract || !schema) return;
+  const body: unknown = await res.clone().json();
+  const result = schema.safeParse(body);
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new Error(`${method.toUpperCase()} ${contract.template} answered ${res.status} with a body its documented schema refuses: ${issues}\n${JSON.stringify(body).slice(0, 500)}`);
+  }
+}
