@@ -31,7 +31,8 @@ export function responseContracts(app: OpenAPIHono<any>): Contract[] {
 
 /**
  * Fails when a JSON answer of a documented status does not match the schema the OpenAPI document
- * promises for it, so every test that calls the API also checks the document against the code.
+ * promises for it, or carries a field that schema does not name, so every test that calls the API
+ * also checks the document against the code.
  */
 export async function checkResponse(contracts: Contract[], method: string, path: string, res: Response): Promise<void> {
   if (!(res.headers.get("content-type") ?? "").includes("application/json")) return;
@@ -41,8 +42,21 @@ export async function checkResponse(contracts: Contract[], method: string, path:
   if (!contract || !schema) return;
   const body: unknown = await res.clone().json();
   const result = schema.safeParse(body);
+  const answered = `${method.toUpperCase()} ${contract.template} answered ${res.status}`;
   if (!result.success) {
     const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
-    throw new Error(`${method.toUpperCase()} ${contract.template} answered ${res.status} with a body its documented schema refuses: ${issues}\n${JSON.stringify(body).slice(0, 500)}`);
+    throw new Error(`${answered} with a body its documented schema refuses: ${issues}\n${JSON.stringify(body).slice(0, 500)}`);
   }
+  // zod drops keys a schema does not name; a key that did not survive is undocumented.
+  const extra = extraKeys(body, result.data, "");
+  if (extra.length) throw new Error(`${answered} with fields its documented schema does not name: ${extra.join(", ")}`);
+}
+
+/** Keys of the answer (at any depth) that the parsed copy lost. */
+function extraKeys(given: unknown, parsed: unknown, at: string): string[] {
+  if (Array.isArray(given) && Array.isArray(parsed)) return given.flatMap((g, i) => extraKeys(g, parsed[i], `${at}[${i}]`));
+  if (given && typeof given === "object" && parsed && typeof parsed === "object" && !Array.isArray(given)) {
+    return Object.keys(given).flatMap((k) => (k in (parsed as object) ? extraKeys((given as Record<string, unknown>)[k], (parsed as Record<string, unknown>)[k], `${at}.${k}`) : [`${at}.${k}`]));
+  }
+  return [];
 }

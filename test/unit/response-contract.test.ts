@@ -34,6 +34,11 @@ describe("the response contract check", () => {
     await expect(call("/things/t_1")).rejects.toThrow(/GET \/things\/\{id\} answered 200 .*count/);
   });
 
+  it("fails on a field the schema does not name, at any depth", async () => {
+    answer = { id: "t_1", count: 1, secret: "x" };
+    await expect(call("/things/t_1")).rejects.toThrow(/does not name: \.secret/);
+  });
+
   it("leaves alone what the document does not describe: unknown paths and other statuses", async () => {
     expect((await call("/nowhere")).status).toBe(404);
   });
