@@ -15,15 +15,25 @@ const UNSAFE_TEXT = /[\u0000\p{Cs}]/u;
 /** Far deeper than any schema of ours nests; the walk stops there instead of exhausting the stack. */
 const MAX_DEPTH = 64;
 
-function findUnsafe(value: unknown, path: string[]): { path: string[]; message: string } | undefined {
-  if (typeof value === "string") return UNSAFE_TEXT.test(value) ? { path, message: "text must be valid Unicode without NUL characters" } : undefined;
+const UNSAFE_MESSAGE = "text must be valid Unicode without NUL characters";
+
+/**
+ * The first problem in a validated value, its path built on one stack (the common answer, none,
+ * allocates nothing). An uploaded file's name is text like any other field.
+ */
+function findUnsafe(value: unknown, path: string[]): string | undefined {
+  if (typeof value === "string") return UNSAFE_TEXT.test(value) ? UNSAFE_MESSAGE : undefined;
   if (value === null || typeof value !== "object") return undefined;
-  if (path.length >= MAX_DEPTH) return { path, message: `nested deeper than ${MAX_DEPTH} levels` };
-  const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
-  for (const [key, inner] of entries) {
-    if (UNSAFE_TEXT.test(key)) return { path: [...path, key], message: "text must be valid Unicode without NUL characters" };
-    const found = findUnsafe(inner, [...path, key]);
+  if (typeof File !== "undefined" && value instanceof File) return UNSAFE_TEXT.test(value.name) ? UNSAFE_MESSAGE : undefined;
+  if (path.length >= MAX_DEPTH) return `nested deeper than ${MAX_DEPTH} levels`;
+  const keys = Array.isArray(value) ? undefined : Object.keys(value);
+  const count = keys ? keys.length : (value as unknown[]).length;
+  for (let i = 0; i < count; i++) {
+    const key = keys ? (keys[i] as string) : String(i);
+    path.push(key);
+    const found = UNSAFE_TEXT.test(key) ? UNSAFE_MESSAGE : findUnsafe((value as Record<string, unknown>)[key], path);
     if (found) return found;
+    path.pop();
   }
   return undefined;
 }
@@ -34,9 +44,10 @@ function findUnsafe(value: unknown, path: string[]): { path: string[]; message: 
  * and the caller sees a 500. Walks the validated value, which the schemas bound.
  */
 export function rejectUnsafeText(value: unknown, target: string): void {
-  const found = findUnsafe(value, []);
-  if (!found) return;
-  throw new ApiError("invalid_input", `invalid ${target}`, { details: [{ path: found.path.length ? found.path.join(".") : "(root)", message: found.message }] });
+  const path: string[] = [];
+  const message = findUnsafe(value, path);
+  if (!message) return;
+  throw new ApiError("invalid_input", `invalid ${target}`, { details: [{ path: path.length ? path.join(".") : "(root)", message }] });
 }
 
 /**

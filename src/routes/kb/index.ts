@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { principalOf } from "../../http/auth";
 import type { AppEnv } from "../../http/env";
-import { createRouter, jsonBody, rejectUnsafeText } from "../../http/router";
+import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { ApiError } from "../../errors";
 import { createAsset, deleteAsset, listAssets, type AssetInput } from "../../services/kb/assets";
@@ -73,9 +73,8 @@ function assetInput(c: Context<AppEnv>, form: z.infer<typeof AssetFormInput> | u
   const file = form?.file as unknown;
   if (file instanceof File) {
     if (form?.url !== undefined) throw new ApiError("invalid_input", "send either a file or a url, not both", { details: [{ path: "url", message: "not allowed with file" }] });
-    // The part's file name is kept as the asset's source, so it is text like any other field.
+    // The part's file name is kept as the asset's source (its text is checked with the form's).
     if (file.name.length > MAX_FILE_NAME) throw new ApiError("invalid_input", `the file name is longer than ${MAX_FILE_NAME} characters`, { details: [{ path: "file", message: `file name of at most ${MAX_FILE_NAME} characters` }] });
-    rejectUnsafeText({ file: file.name }, "form");
     return file.arrayBuffer().then((buf) => ({ kind: "file" as const, bytes: new Uint8Array(buf), fileName: file.name, declaredType: file.type, ...extra }));
   }
   if (file !== undefined) throw new ApiError("invalid_input", "`file` must be a file part", { details: [{ path: "file", message: "expected a file" }] });

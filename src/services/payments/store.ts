@@ -17,27 +17,37 @@ export async function createPending(
   input: { provider: Provider; userId: string; amount: number; currency: string; coins: number; callbackToken?: string; expiresAt?: Date; details?: Record<string, unknown> },
 ): Promise<PaymentRow> {
   const idempotencyKey = deps.idempotencyKey ?? null;
-  if (idempotencyKey !== null) await settleEarlierAttempt(deps, input.userId, idempotencyKey);
-  const now = new Date(deps.clock.now());
-  const [row] = await deps.db
-    .insert(payments)
-    .values({
-      id: deps.ids.next(ID_PREFIX[input.provider]),
-      provider: input.provider,
-      userId: input.userId,
-      status: "pending",
-      amount: input.amount,
-      currency: input.currency,
-      coins: input.coins,
-      callbackToken: input.callbackToken ?? null,
-      idempotencyKey,
-      expiresAt: input.expiresAt ?? null,
-      details: input.details ?? {},
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
-  return row as PaymentRow;
+  const insert = async () => {
+    const now = new Date(deps.clock.now());
+    const [row] = await deps.db
+      .insert(payments)
+      .values({
+        id: deps.ids.next(ID_PREFIX[input.provider]),
+        provider: input.provider,
+        userId: input.userId,
+        status: "pending",
+        amount: input.amount,
+        currency: input.currency,
+        coins: input.coins,
+        callbackToken: input.callbackToken ?? null,
+        idempotencyKey,
+        expiresAt: input.expiresAt ?? null,
+        details: input.details ?? {},
+        createdAt: now,
+        updatedAt: now,
+      })
+      // Without a key nothing can conflict here; with one, only an earlier attempt under it.
+      .onConflictDoNothing({ target: [payments.userId, payments.idempotencyKey] })
+      .returning();
+    return row;
+  };
+  const row = await insert();
+  if (row) return row;
+  // Only after a request with this key died: the common path is the one insert above.
+  await settleEarlierAttempt(deps, input.userId, idempotencyKey as string);
+  const retried = await insert();
+  if (!retried) throw new Error("payment insert met its Idempotency-Key again after the earlier payment let go of it");
+  return retried;
 }
 
 /**
@@ -55,6 +65,7 @@ async function settleEarlierAttempt(deps: PaymentDeps, userId: string, idempoten
     .select()
     .from(payments)
     .where(and(eq(payments.userId, userId), eq(payments.idempotencyKey, idempotencyKey)));
+  // Let go of it meanwhile (markFailed): the insert can go ahead.
   if (!earlier) return;
   const sameRequest = deps.clock.now() - earlier.createdAt.getTime() < KEY_RETENTION_MS;
   if (sameRequest && earlier.provider === "mobile-money") {
