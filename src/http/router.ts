@@ -15,6 +15,23 @@ const UNSAFE_TEXT = /[\u0000\p{Cs}]/u;
 /** Far deeper than any schema of ours nests; the walk stops there instead of exhausting the stack. */
 const MAX_DEPTH = 64;
 
+const TARGET_NAMES: Record<string, string> = {
+  json: "request body",
+  form: "form fields",
+  query: "query parameters",
+  param: "path parameters",
+  header: "headers",
+  cookie: "cookies",
+};
+
+/**
+ * The message of a validation failure, naming the part of the request in a client's words
+ * ("invalid json" read as if the body were not JSON at all; that is `malformed JSON body`).
+ */
+export function invalidPartMessage(target: string): string {
+  return `invalid ${TARGET_NAMES[target] ?? target}`;
+}
+
 const UNSAFE_MESSAGE = "text must be valid Unicode without NUL characters";
 
 /**
@@ -47,7 +64,7 @@ export function rejectUnsafeText(value: unknown, target: string): void {
   const path: string[] = [];
   const message = findUnsafe(value, path);
   if (!message) return;
-  throw new ApiError("invalid_input", `invalid ${target}`, { details: [{ path: path.length ? path.join(".") : "(root)", message }] });
+  throw new ApiError("invalid_input", invalidPartMessage(target), { details: [{ path: path.length ? path.join(".") : "(root)", message }] });
 }
 
 /**
@@ -58,7 +75,7 @@ export function createRouter(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        throw new ApiError("invalid_input", `invalid ${result.target}`, { details: zodIssues(result.error) });
+        throw new ApiError("invalid_input", invalidPartMessage(result.target), { details: zodIssues(result.error) });
       }
       rejectUnsafeText(result.data, result.target);
     },

@@ -16,6 +16,15 @@ const echo = createRouter()
     (c) => c.json({ name: c.req.valid("json").name }, 200),
   )
   .openapi(
+    createRoute({
+      method: "get",
+      path: "/__test/search/{kind}",
+      request: { params: z.object({ kind: z.enum(["a", "b"]) }), query: z.object({ limit: z.coerce.number().int().min(1).max(50) }) },
+      responses: { 200: { description: "search", content: { "application/json": { schema: z.object({ limit: z.number() }) } } } },
+    }),
+    (c) => c.json({ limit: c.req.valid("query").limit }, 200),
+  )
+  .openapi(
     createRoute({ method: "get", path: "/__test/boom", responses: { 200: { description: "never" } } }),
     () => {
       throw new Error('duplicate key value violates unique constraint "users_pkey" at SELECT * FROM secrets');
@@ -66,6 +75,23 @@ describe("request hygiene", () => {
     const body = (await res.json()) as { details: { path: string }[] } & Record<string, unknown>;
     expectShape1(body, "invalid_input", 400);
     expect(body.details.map((d) => d.path).sort()).toEqual(["age", "name", "tags"]);
+  });
+
+  it("says in the message which part of the request failed: body, query or path", async () => {
+    const cases: [Promise<Response>, string, string][] = [
+      [post(JSON.stringify({ name: "", tags: [], age: 1 })), "invalid request body", "name"],
+      [post("{\"name\":"), "malformed JSON body", "(body)"],
+      [t.request("/__test/search/a?limit=500"), "invalid query parameters", "limit"],
+      [t.request("/__test/search/c?limit=5"), "invalid path parameters", "kind"],
+    ];
+    for (const [pending, message, path] of cases) {
+      const res = await pending;
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { message: string; details: { path: string }[] };
+      expect(body.message).toBe(message);
+      expect(body.details.map((d) => d.path)).toEqual([path]);
+    }
+    expect((await t.request("/__test/search/b?limit=5")).status).toBe(200);
   });
 
   it.each([

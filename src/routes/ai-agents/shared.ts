@@ -2,7 +2,7 @@ import { z, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError, type ErrorCode } from "../../errors";
 import type { AppEnv } from "../../http/env";
-import { rejectUnsafeText, zodIssues } from "../../http/router";
+import { invalidPartMessage, rejectUnsafeText, zodIssues } from "../../http/router";
 import { protectedRoute, withErrorBodies } from "../../http/routes";
 import type { AiContext } from "../../services/ai/ask";
 import type { ContextDeps } from "../../services/ai/context-cache";
@@ -79,13 +79,13 @@ export function aiValidation(forms: Form[]) {
     // The validator hands the hook the raw input beside the failure (its type omits it).
     const raw = (result as { data?: unknown }).data;
     if (result.target !== "json" || !raw || typeof raw !== "object" || Array.isArray(raw)) {
-      throw new ApiError("invalid_input", `invalid ${result.target}`, { details: result.error ? zodIssues(result.error) : undefined });
+      throw new ApiError("invalid_input", invalidPartMessage(result.target), { details: result.error ? zodIssues(result.error) : undefined });
     }
     const body = raw as Record<string, unknown>;
     const form = forms.find((f) => f.matches(body)) ?? forms[forms.length - 1];
     const parsed = form?.schema.safeParse(body);
     const error = parsed && !parsed.success ? parsed.error : result.error;
-    if (!error) throw new ApiError("invalid_input", "invalid body");
+    if (!error) throw new ApiError("invalid_input", invalidPartMessage("json"));
     const first = error.issues[0];
     const field = first?.path[0];
     const code: ErrorCode = first?.code === "unrecognized_keys" ? "invalid_input" : ((typeof field === "string" && form?.codes[field]) || "invalid_input");
