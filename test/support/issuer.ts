@@ -32,6 +32,11 @@ export interface TestIssuer {
   /** Replaces the signing keys: tokens of the old keys stop verifying once the JWKS is refetched. */
   rotate(): Promise<void>;
   publicJwks(): JWK[];
+  /**
+   * A current signing key as a private JWK (with its kid and alg), for tests that sign inside
+   * another runtime (workerd), where this process's key objects cannot go.
+   */
+  privateJwk(alg?: SigningKey["alg"]): Promise<JWK>;
   close(): Promise<void>;
 }
 
@@ -89,6 +94,10 @@ export async function startTestIssuer(): Promise<TestIssuer> {
       keys = await makeKeySet();
     },
     publicJwks: () => keys.map((k) => k.publicJwk),
+    async privateJwk(alg = "ES256") {
+      const key = keys.find((k) => k.alg === alg) as SigningKey;
+      return { ...(await exportJWK(key.privateKey)), kid: key.kid, alg };
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

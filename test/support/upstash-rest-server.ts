@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Redis } from "ioredis";
+// The default export: the workerd project's global setup loads this file through a resolver that
+// does not see ioredis's named exports.
+import Redis from "ioredis";
 
 /**
  * A loopback stand-in for Upstash's REST API in front of a real Redis, so the Upstash adapter

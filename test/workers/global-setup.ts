@@ -4,18 +4,10 @@ import type { TestProject } from "vitest/node";
 import { startNeonWsProxy } from "../support/neon-ws-proxy";
 import { startFakeInference } from "../support/fake-inference";
 import { startFakeVoiceRuntime } from "../support/fake-voice-runtime";
+import { startTestIssuer } from "../support/issuer";
+import { startUpstashRestServer } from "../support/upstash-rest-server";
 import { databaseUrl, serverAddress, withPgClient } from "../support/pg";
-import { TEST_PG_ADMIN_URL, randomSuffix } from "../support/services";
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    workersDatabaseUrl: string;
-    neonWsProxyPort: number;
-    inferenceUrl: string;
-    voiceRuntimeUrl: string;
-    voiceRuntimeSecret: string;
-  }
-}
+import { TEST_PG_ADMIN_URL, TEST_REDIS_URL, randomSuffix } from "../support/services";
 
 const MIGRATIONS = fileURLToPath(new URL("../../migrations/", import.meta.url));
 
@@ -50,10 +42,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const voice = await startFakeVoiceRuntime(`workers-voice-${randomSuffix()}-${randomSuffix()}-${randomSuffix()}`);
   project.provide("voiceRuntimeUrl", voice.url);
   project.provide("voiceRuntimeSecret", voice.secret);
+  const issuer = await startTestIssuer();
+  project.provide("issuerUrl", issuer.url);
+  project.provide("issuerAudience", issuer.audience);
+  project.provide("issuerSigningJwk", JSON.stringify(await issuer.privateJwk()));
+  const upstashToken = `workers-upstash-${randomSuffix()}${randomSuffix()}`;
+  const upstash = await startUpstashRestServer({ redisUrl: TEST_REDIS_URL, token: upstashToken });
+  project.provide("upstashUrl", upstash.url);
+  project.provide("upstashToken", upstashToken);
 
   return async () => {
     await inference.close();
     await voice.close();
+    await issuer.close();
+    await upstash.close();
     await proxy.close();
     await withPgClient(TEST_PG_ADMIN_URL, (c) => c.query(`drop database if exists "${name}" with (force)`));
   };

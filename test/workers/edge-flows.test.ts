@@ -1,0 +1,203 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { SignJWT, importJWK, type JWK } from "jose";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { createWorker, type WorkerEnv } from "../../workers/api";
+
+// The platform's own flows on the Workers runtime, with what production has there: tokens checked
+// against an OIDC issuer's JWKS, rate limits and feed sessions in Upstash (its REST protocol in
+// front of the local Redis), and every query and transaction through the Neon driver (its
+// WebSocket proxy in front of the local Postgres). Money and matches are raced here too: the
+// Node tests prove the services, these prove that the Workers build keeps the same promises.
+
+const worker = createWorker();
+const bindings: WorkerEnv = {
+  ...env,
+  OIDC_ISSUER: inject("issuerUrl"),
+  OIDC_AUDIENCE: inject("issuerAudience"),
+  UPSTASH_REDIS_REST_URL: inject("upstashUrl"),
+  UPSTASH_REDIS_REST_TOKEN: inject("upstashToken"),
+  KV_PREFIX: `workers-edge-${crypto.randomUUID()}:`,
+};
+
+let signingKey: CryptoKey;
+const jwk = JSON.parse(inject("issuerSigningJwk")) as JWK & { kid: string; alg: string };
+beforeAll(async () => {
+  signingKey = (await importJWK(jwk, jwk.alg)) as CryptoKey;
+});
+
+interface Caller {
+  id: string;
+  headers: Record<string, string>;
+}
+
+async function call(path: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: Record<string, any> }> {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(new Request(`http://api.test${path}`, init), bindings, ctx);
+  const body = (await res.json()) as Record<string, any>;
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, headers: res.headers, body };
+}
+
+const post = (path: string, who: Caller, body: unknown, headers: Record<string, string> = {}) =>
+  call(path, { method: "POST", headers: { ...who.headers, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+
+/** A new person (or admin), created by their first request as they would be in production. */
+async function signIn(options: { admin?: boolean } = {}): Promise<Caller> {
+  const sub = `edge-${crypto.randomUUID()}`;
+  const token = await new SignJWT({ sub, email: `${sub}@example.test`, roles: options.admin ? ["admin"] : [] })
+    .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid, typ: "at+jwt" })
+    .setIssuer(inject("issuerUrl"))
+    .setAudience(inject("issuerAudience"))
+    .setIssuedAt()
+    .setExpirationTime("10m")
+    .sign(signingKey);
+  const headers = { authorization: `Bearer ${token}` };
+  const me = await call("/v1/auth/test", { headers });
+  expect(me.status, JSON.stringify(me.body)).toBe(200);
+  return { id: me.body.user.id as string, headers };
+}
+
+describe("identity on the Worker", () => {
+  it("verifies tokens against the issuer's JWKS and refuses a forged one", async () => {
+    const person = await signIn();
+    expect(person.id).toMatch(/^usr_/);
+    const forged = `${String(person.headers.authorization).slice(0, -8)}AAAAAAAA`;
+    const res = await call("/v1/auth/test", { headers: { authorization: forged } });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe("unauthorized");
+  });
+});
+
+describe("rate limits in Upstash", () => {
+  it("lets exactly the standard plan's 100 requests a minute through when 110 arrive at once", async () => {
+    const person = await signIn();
+    // signIn itself was the first request of this minute.
+    const results = await Promise.all(Array.from({ length: 110 }, () => call("/v1/auth/test", { headers: person.headers })));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(99);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(11);
+    const denied = results.find((r) => r.status === 429);
+    expect(denied?.body).toMatchObject({ error: "rate_limit_exceeded", code: 429 });
+    expect(Number(denied?.headers.get("retry-after"))).toBeGreaterThan(0);
+    const remaining = results.filter((r) => r.status === 200).map((r) => Number(r.headers.get("x-ratelimit-remaining")));
+    expect(new Set(remaining).size).toBe(99);
+    // The counts live in Redis, reached over Upstash's REST protocol, not in the isolate's memory.
+    const stored = await fetch(inject("upstashUrl"), {
+      method: "POST",
+      headers: { authorization: `Bearer ${inject("upstashToken")}` },
+      body: JSON.stringify(["KEYS", `${bindings.KV_PREFIX}*`]),
+    });
+    expect(((await stored.json()) as { result: string[] }).result.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the wallet through the Neon driver", () => {
+  async function funded(coins: number): Promise<{ admin: Caller; payer: Caller }> {
+    const [admin, payer] = await Promise.all([signIn({ admin: true }), signIn()]);
+    const awarded = await post("/api/v1/wallet/coins/award", admin, { userId: payer.id, amount: coins, reason: "edge test" });
+    expect(awarded.status, JSON.stringify(awarded.body)).toBe(200);
+    return { admin, payer };
+  }
+
+  const balanceOf = async (who: Caller) => (await call("/api/v1/wallet/overview", { headers: who.headers })).body.balance as number;
+
+  it("lets exactly 10 of 16 racing transfers of 10 coins out of a wallet holding 100 through", async () => {
+    const { admin, payer } = await funded(100);
+    const payees = await Promise.all([signIn(), signIn()]);
+    const results = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => post("/api/v1/wallet/transfer", payer, { toUserId: payees[i % 2]!.id, amount: 10 })),
+    );
+    expect(results.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(results.filter((r) => r.status === 422).map((r) => r.body.error)).toEqual(Array(6).fill("insufficient_funds"));
+    expect(await balanceOf(payer)).toBe(0);
+    const received = await Promise.all(payees.map(balanceOf));
+    expect(received[0]! + received[1]!).toBe(100);
+    const supply = await call("/api/v1/admin/coins/mint/state", { headers: admin.headers });
+    expect(supply.status).toBe(200);
+    expect(supply.body.balanced).toBe(true);
+  });
+
+  it("makes one transfer of the same Idempotency-Key fired 8 times at once, and replays its answer", async () => {
+    const { payer } = await funded(50);
+    const payee = await signIn();
+    const key = `edge-${crypto.randomUUID()}`;
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => post("/api/v1/wallet/transfer", payer, { toUserId: payee.id, amount: 7 }, { "idempotency-key": key })),
+    );
+    const done = results.filter((r) => r.status === 200);
+    // The first answer, and replays of it; any other request still racing it was told 409.
+    expect(done.length).toBeGreaterThan(0);
+    for (const r of done) expect(r.body).toEqual({ success: true, balance: 43, transferredAmount: 7 });
+    expect(results.filter((r) => r.status !== 200).map((r) => r.status)).toEqual(Array(8 - done.length).fill(409));
+    const replay = await post("/api/v1/wallet/transfer", payer, { toUserId: payee.id, amount: 7 }, { "idempotency-key": key });
+    expect(replay.body).toEqual({ success: true, balance: 43, transferredAmount: 7 });
+    expect(await balanceOf(payer)).toBe(43);
+    expect(await balanceOf(payee)).toBe(7);
+  });
+});
+
+describe("matching through the Neon driver", () => {
+  it("makes exactly one match when two people like each other at the same instant", async () => {
+    const [a, b] = await Promise.all([signIn(), signIn()]);
+    const [likeA, likeB] = await Promise.all([
+      post("/api/matching/swipe", a, { targetUserId: b.id, action: "like" }),
+      post("/api/matching/swipe", b, { targetUserId: a.id, action: "like" }),
+    ]);
+    expect([likeA.status, likeB.status]).toEqual([200, 200]);
+    const made = [likeA.body, likeB.body].filter((r) => r.matched);
+    expect(made).toHaveLength(1);
+    for (const who of [a, b]) {
+      const list = await call("/api/v1/matches", { headers: who.headers });
+      expect(list.status).toBe(200);
+      expect(list.body.matches.map((m: { matchId: string }) => m.matchId)).toEqual([made[0]!.matchId]);
+    }
+  });
+});
+
+describe("the discovery feed with its sessions in Upstash", () => {
+  // A spot of this test's own (the database is fresh for each run; the random spot keeps reruns
+  // of this test in one database apart too).
+  const spot = { latitude: -60 + Math.random() * 120, longitude: -170 + Math.random() * 340 };
+  const birthDate = new Date(Date.now() - 30.5 * 365.25 * 86_400_000).toISOString().slice(0, 10);
+
+  async function member(name: string, gender: string, nearKm: number): Promise<Caller> {
+    const who = await signIn();
+    const res = await call("/api/v1/profile", {
+      method: "PUT",
+      headers: { ...who.headers, "content-type": "application/json" },
+      body: JSON.stringify({
+        displayName: name,
+        birthDate,
+        gender,
+        interestedIn: ["woman", "man"],
+        ageMin: 18,
+        ageMax: 99,
+        maxDistanceKm: 50,
+        interests: ["hiking"],
+        latitude: spot.latitude + nearKm / 111.2,
+        longitude: spot.longitude,
+        country: "ke",
+        visibility: "visible",
+      }),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return who;
+  }
+
+  it("pages through a session by its cursor without repeating a card", async () => {
+    const viewer = await member("Viewer", "woman", 0);
+    const others = [await member("Near", "man", 1), await member("Nearer", "woman", 0.5)];
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 3; page++) {
+      const res = await call(`/api/v1/profiles/discover?limit=1${cursor ? `&cursor=${cursor}` : ""}`, { headers: viewer.headers });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      seen.push(...res.body.profiles.map((p: { userId: string }) => p.userId));
+      cursor = res.body.nextCursor;
+      if (!cursor) break;
+    }
+    expect(seen.sort()).toEqual(others.map((o) => o.id).sort());
+    expect(cursor).toBeNull();
+  });
+});
