@@ -18,6 +18,7 @@ const bindings: WorkerEnv = {
   UPSTASH_REDIS_REST_URL: inject("upstashUrl"),
   UPSTASH_REDIS_REST_TOKEN: inject("upstashToken"),
   KV_PREFIX: `workers-edge-${crypto.randomUUID()}:`,
+  ...(JSON.parse(inject("cardAEnv")) as Record<string, string>),
 };
 
 let signingKey: CryptoKey;
@@ -134,6 +135,30 @@ describe("the wallet through the Neon driver", () => {
     expect(replay.body).toEqual({ success: true, balance: 43, transferredAmount: 7 });
     expect(await balanceOf(payer)).toBe(43);
     expect(await balanceOf(payee)).toBe(7);
+  });
+});
+
+describe("money in from a payment provider", () => {
+  it("credits a card-a order once when its signed webhook arrives five times at once", async () => {
+    const payer = await signIn();
+    const checkout = await post("/api/payments/card-a/checkout", payer, { amount: 900 });
+    expect(checkout.status, JSON.stringify(checkout.body)).toBe(201);
+    const id = checkout.body.fundingRequestId as string;
+    // The provider's test helper signs the order event as it would send it.
+    const made = await fetch(`${String(bindings.CARD_A_API_URL)}/__test/order-webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ fundingRequestId: id }),
+    });
+    const hook = (await made.json()) as { path: string; body: string; headers: Record<string, string> };
+    const deliver = (headers = hook.headers) => call(hook.path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: hook.body });
+
+    expect((await deliver({ ...hook.headers, "x-signature": "0".repeat(64) })).status).toBe(401);
+    const results = await Promise.all(Array.from({ length: 5 }, () => deliver()));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(results.map((r) => r.body.result).sort()).toEqual(["credited", "duplicate", "duplicate", "duplicate", "duplicate"]);
+    expect((await call(`/api/payments/${id}/status`, { headers: payer.headers })).body.paymentStatus).toBe("completed");
+    expect((await call("/api/v1/wallet/overview", { headers: payer.headers })).body.balance).toBe(900);
   });
 });
 

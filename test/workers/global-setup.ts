@@ -5,6 +5,7 @@ import { startNeonWsProxy } from "../support/neon-ws-proxy";
 import { startFakeInference } from "../support/fake-inference";
 import { startFakeVoiceRuntime } from "../support/fake-voice-runtime";
 import { startTestIssuer } from "../support/issuer";
+import { startCardAFake } from "../support/providers/card-a";
 import { startUpstashRestServer } from "../support/upstash-rest-server";
 import { databaseUrl, serverAddress, withPgClient } from "../support/pg";
 import { TEST_PG_ADMIN_URL, TEST_REDIS_URL, randomSuffix } from "../support/services";
@@ -50,12 +51,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const upstash = await startUpstashRestServer({ redisUrl: TEST_REDIS_URL, token: upstashToken });
   project.provide("upstashUrl", upstash.url);
   project.provide("upstashToken", upstashToken);
+  const cardA = await startCardAFake();
+  project.provide("cardAEnv", JSON.stringify(cardA.env));
 
   return async () => {
     await inference.close();
     await voice.close();
     await issuer.close();
     await upstash.close();
+    await cardA.close();
     await proxy.close();
     await withPgClient(TEST_PG_ADMIN_URL, (c) => c.query(`drop database if exists "${name}" with (force)`));
   };

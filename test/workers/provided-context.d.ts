@@ -16,5 +16,7 @@ declare module "vitest" {
     /** Upstash's REST protocol in front of the local Redis. */
     upstashUrl: string;
     upstashToken: string;
+    /** The card-a provider fake's settings (CARD_A_* variables), as JSON. */
+    cardAEnv: string;
   }
 }

@@ -22,8 +22,28 @@ let nextOrder = 1000;
 /** Lemon-Squeezy-style: JSON:API checkouts with custom price and custom data; HMAC-SHA256 (`X-Signature`) order webhooks. */
 export async function startCardAFake(): Promise<CardAFake> {
   const checkouts = new Map<string, Checkout>();
+  function orderWebhook(fundingRequestId: string, order: { status?: string; subtotal?: number; currency?: string; orderId?: number; event?: string } = {}): Delivery {
+    const event = order.event ?? "order_created";
+    const checkout = [...checkouts.values()].find((c) => c.custom.funding_request_id === fundingRequestId);
+    const subtotal = order.subtotal ?? checkout?.customPrice ?? 0;
+    const body = JSON.stringify({
+      meta: { event_name: event, custom_data: { funding_request_id: fundingRequestId, ...(checkout?.custom ?? {}) }, webhook_id: randomUUID() },
+      data: {
+        type: "orders",
+        id: String(order.orderId ?? nextOrder++),
+        attributes: { store_id: Number(CARD_A.storeId), status: order.status ?? "paid", currency: order.currency ?? "USD", subtotal, total: subtotal, first_order_item: { variant_id: Number(CARD_A.variantId) } },
+      },
+    });
+    return { path: "/api/payments/card-a/webhook", body, headers: { "x-event-name": event, "x-signature": hmacHex("sha256", CARD_A.webhookSecret, body) } };
+  }
   const server = await startFakeServer(
     (req) => {
+      // A test helper, as providers' sandboxes have: the signed event for a checkout, for tests
+      // that run where this process's objects cannot reach (workerd).
+      if (req.method === "POST" && req.path === "/__test/order-webhook") {
+        const { fundingRequestId, order } = req.body as { fundingRequestId: string; order?: Parameters<typeof orderWebhook>[1] };
+        return { status: 200, body: orderWebhook(fundingRequestId, order) };
+      }
       if (req.headers.authorization !== `Bearer ${CARD_A.apiKey}`) return { status: 401, body: { errors: [{ status: "401", title: "Unauthenticated" }] } };
       if (req.method === "POST" && req.path === "/v1/checkouts") {
         if (!String(req.headers["content-type"]).startsWith("application/vnd.api+json")) return { status: 415, body: { errors: [{ status: "415" }] } };
@@ -62,19 +82,6 @@ export async function startCardAFake(): Promise<CardAFake> {
   return Object.assign(server, {
     env: { CARD_A_API_URL: server.url, CARD_A_API_KEY: CARD_A.apiKey, CARD_A_STORE_ID: CARD_A.storeId, CARD_A_VARIANT_ID: CARD_A.variantId, CARD_A_WEBHOOK_SECRET: CARD_A.webhookSecret },
     checkouts,
-    orderWebhook(fundingRequestId: string, order: { status?: string; subtotal?: number; currency?: string; orderId?: number; event?: string } = {}): Delivery {
-      const event = order.event ?? "order_created";
-      const checkout = [...checkouts.values()].find((c) => c.custom.funding_request_id === fundingRequestId);
-      const subtotal = order.subtotal ?? checkout?.customPrice ?? 0;
-      const body = JSON.stringify({
-        meta: { event_name: event, custom_data: { funding_request_id: fundingRequestId, ...(checkout?.custom ?? {}) }, webhook_id: randomUUID() },
-        data: {
-          type: "orders",
-          id: String(order.orderId ?? nextOrder++),
-          attributes: { store_id: Number(CARD_A.storeId), status: order.status ?? "paid", currency: order.currency ?? "USD", subtotal, total: subtotal, first_order_item: { variant_id: Number(CARD_A.variantId) } },
-        },
-      });
-      return { path: "/api/payments/card-a/webhook", body, headers: { "x-event-name": event, "x-signature": hmacHex("sha256", CARD_A.webhookSecret, body) } };
-    },
+    orderWebhook,
   });
 }
