@@ -4,7 +4,7 @@ import type { Db } from "../db/port";
 import type { EventHub } from "../services/matching/event-hub";
 import type { LastUsedRecorder } from "../services/api-keys/keys";
 import type { IdempotencyHandle } from "../services/idempotency/keys";
-import type { TierLookup } from "../services/tiers/port";
+import type { CachedTierLookup, TierLookup } from "../services/tiers/port";
 import type { UserCache } from "../services/users/ensure-user";
 import type { InferenceClient } from "../services/inference/types";
 
@@ -15,7 +15,7 @@ export interface Runtime {
   users: UserCache;
   lastUsed: LastUsedRecorder;
   /** Cached briefly: the rate limiter asks on every request. */
-  tiers: TierLookup;
+  tiers: CachedTierLookup;
   /** Uncached, for answers that must be current (the wallet overview). */
   tierSource: TierLookup;
   metrics: { rateLimitFailOpen: number };

@@ -138,6 +138,22 @@ describe("the wallet through the Neon driver", () => {
   });
 });
 
+describe("subscriptions paid from the wallet", () => {
+  it("charges once for one Idempotency-Key sent twice at once, and the new tier's limits apply", async () => {
+    const [admin, buyer] = await Promise.all([signIn({ admin: true }), signIn()]);
+    expect((await post("/api/v1/wallet/coins/award", admin, { userId: buyer.id, amount: 600, reason: "edge test" })).status).toBe(200);
+    const key = `edge-${crypto.randomUUID()}`;
+    const bought = await Promise.all([1, 2].map(() => post("/api/v1/subscriptions", buyer, { planId: "premium" }, { "idempotency-key": key })));
+    const done = bought.filter((r) => r.status === 201);
+    expect(done.length).toBeGreaterThan(0);
+    for (const r of done) expect(r.body).toMatchObject({ planId: "premium", tier: "premium", status: "active", chargedCoins: 500, balance: 100 });
+    expect(bought.filter((r) => r.status !== 201).map((r) => r.status)).toEqual(Array(2 - done.length).fill(409));
+    const overview = await call("/api/v1/wallet/overview", { headers: buyer.headers });
+    expect(overview.body).toMatchObject({ balance: 100, tier: "premium" });
+    expect(overview.headers.get("x-ratelimit-limit")).toBe("5000");
+  });
+});
+
 describe("money in from a payment provider", () => {
   it("credits a card-a order once when its signed webhook arrives five times at once", async () => {
     const payer = await signIn();

@@ -58,5 +58,10 @@ export const subscriptionRoutes = createRouter()
         422: { description: "Not enough coins (insufficient_funds); nothing changed" },
       },
     }),
-    async (c) => c.json(await subscribe(moneyContext(c), principalOf(c), c.req.valid("json").planId), 201),
+    async (c) => {
+      const caller = principalOf(c);
+      const result = await subscribe(moneyContext(c), caller, c.req.valid("json").planId);
+      c.var.runtime.tiers.forget(caller.userId);
+      return c.json(result, 201);
+    },
   );

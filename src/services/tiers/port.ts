@@ -8,11 +8,17 @@ export interface TierLookup {
   tierOf(db: Db, userId: string): Promise<Tier>;
 }
 
+export interface CachedTierLookup extends TierLookup {
+  /** Drops a user's cached tier: the instance that took their payment knows it changed. */
+  forget(userId: string): void;
+}
+
 /**
- * Caches answers briefly per instance: the rate limiter asks on every request, and a new
- * subscriber's higher limits may take up to `ttlMs` to apply.
+ * Caches answers briefly per instance: the rate limiter asks on every request. A new
+ * subscriber's higher limits apply at once on the instance that took the payment (it forgets
+ * their entry) and within `ttlMs` on the others.
  */
-export function cachedTierLookup(inner: TierLookup, now: () => number, ttlMs = 30_000, maxEntries = 50_000): TierLookup {
+export function cachedTierLookup(inner: TierLookup, now: () => number, ttlMs = 30_000, maxEntries = 50_000): CachedTierLookup {
   const cache = new Map<string, { tier: Tier; until: number }>();
   return {
     async tierOf(db, userId) {
@@ -23,6 +29,9 @@ export function cachedTierLookup(inner: TierLookup, now: () => number, ttlMs = 3
       if (cache.size >= maxEntries) cache.clear();
       cache.set(userId, { tier, until: t + ttlMs });
       return tier;
+    },
+    forget(userId) {
+      cache.delete(userId);
     },
   };
 }
