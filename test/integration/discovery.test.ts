@@ -174,6 +174,46 @@ describe("both-sides filters", () => {
   });
 });
 
+describe("positions at the edges of the map", () => {
+  // The position box is cut in longitude and latitude; these places need its special cases
+  // (a box that wraps past ±180°, and one that spans every longitude near a pole). Each test has
+  // a region of its own, away from the other tests' spots at latitude 10°.
+  const open: ProfileInput = { gender: "woman", interestedIn: ["woman"], maxDistanceKm: 100 };
+  const at = (latitude: number, longitude: number, country: string) => ({ latitude, longitude, country });
+  const distanceTo = (page: Page, id: string) => page.profiles.find((p) => p.userId === id)?.distanceKm;
+
+  it("finds people across the antimeridian, both ways, and no farther than the maximum", async () => {
+    const west = await member(at(-17, 179.95, "FJ"), open);
+    const east = await member(at(-17, -179.95, "FJ"), open);
+    // 95 km east of `east`, so 105 km from `west`: inside one's maximum (100 km), outside the other's.
+    const farEast = await member(at(-17, -179.06, "FJ"), open);
+    const fromWest = await feed(west);
+    expect(idsOf(fromWest).sort()).toEqual([east.id].sort());
+    // 10.6 km over the line, shown rounded to 5 km.
+    expect(distanceTo(fromWest, east.id)).toBe(10);
+    expect(idsOf(await feed(east)).sort()).toEqual([west.id, farEast.id].sort());
+  });
+
+  it("finds people across the North Pole, where the box spans every longitude", async () => {
+    const here = await member(at(89.6, 0, "NP"), open);
+    const acrossThePole = await member(at(89.6, 180, "NP"), open);
+    const aside = await member(at(89.6, -90, "NP"), open);
+    const southward = await member(at(88, 0, "NP"), open);
+    const page = await feed(here);
+    expect(idsOf(page).sort()).toEqual([acrossThePole.id, aside.id].sort());
+    // 0.8° of latitude over the pole (89 km), shown rounded to 5 km.
+    expect(distanceTo(page, acrossThePole.id)).toBe(90);
+    expect(idsOf(await feed(southward))).toEqual([]);
+  });
+
+  it("finds people across the South Pole too", async () => {
+    const here = await member(at(-89.7, 45, "SP"), open);
+    const across = await member(at(-89.7, -135, "SP"), open);
+    expect(idsOf(await feed(here))).toEqual([across.id]);
+    expect(idsOf(await feed(across))).toEqual([here.id]);
+  });
+});
+
 describe("exclusions", () => {
   it("leaves out anyone I swiped (like, pass, wink), but not someone who swiped me", async () => {
     const spot = newSpot();
