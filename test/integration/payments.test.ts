@@ -313,22 +313,27 @@ describe("Idempotency-Key on payment creation", () => {
           where user_id = ${who.id} and key = ${key} returning key`,
     );
 
-  it("STK push whose request died before answering: the retry that takes the key over does not push again, and names the payment", async () => {
+  /** A new payer's STK push sent with an Idempotency-Key; `send` sends the same request again. */
+  async function keyedStkPush(amount: number) {
     const t = app();
     const me = await person(t);
-    const mobile = providers.current.mobile;
     const key = `pay-${crypto.randomUUID()}`;
-    const body = { phoneNumber: "0712345678", amount: 180 };
-    const first = (await (await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key)).json()) as { requestId: string };
+    const send = () => withKey(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount }, key);
+    const first = (await (await send()).json()) as { requestId: string };
+    return { me, key, send, first, mobile: providers.current.mobile };
+  }
+
+  it("STK push whose request died before answering: the retry that takes the key over does not push again, and names the payment", async () => {
+    const { me, key, send, first, mobile } = await keyedStkPush(180);
     const pushes = mobile.stk.size;
     expect(await dieBeforeRecording(me, key)).toHaveLength(1);
 
-    const retry = await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key);
+    const retry = await send();
     const error = await expectError(retry, 502, "provider_error");
     expect(error.message).toContain(`payment ${first.requestId} is pending`);
     expect(mobile.stk.size).toBe(pushes);
     // Recorded like any answer whose effect may exist: the next retry replays it.
-    const again = await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key);
+    const again = await send();
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     await expectError(again, 502, "provider_error");
     expect(mobile.stk.size).toBe(pushes);
@@ -357,17 +362,12 @@ describe("Idempotency-Key on payment creation", () => {
   });
 
   it("a key reused after its 48 h retention sends a new STK push, even though an old payment carried it", async () => {
-    const t = app();
-    const me = await person(t);
-    const mobile = providers.current.mobile;
-    const key = `pay-${crypto.randomUUID()}`;
-    const body = { phoneNumber: "0712345678", amount: 90 };
-    const old = (await (await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key)).json()) as { requestId: string };
+    const { me, key, send, first: old, mobile } = await keyedStkPush(90);
     // Two days on: the key's record has been swept, the payment is still there.
     await queryRows(env.db.database.db, sql`update payments set created_at = created_at - interval '49 hours' where id = ${old.requestId} returning id`);
     await queryRows(env.db.database.db, sql`delete from idempotency_keys where user_id = ${me.id} and key = ${key} returning key`);
     const pushes = mobile.stk.size;
-    const again = await withKey(t, me, "/api/v1/mobile-money/stk-push", body, key);
+    const again = await send();
     expect(again.status).toBe(201);
     expect(mobile.stk.size).toBe(pushes + 1);
     expect(await queryRows(env.db.database.db, sql`select status, idempotency_key from payments where id = ${old.requestId}`)).toEqual([{ status: "pending", idempotency_key: null }]);
