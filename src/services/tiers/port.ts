@@ -20,17 +20,23 @@ export interface CachedTierLookup extends TierLookup {
  */
 export function cachedTierLookup(inner: TierLookup, now: () => number, ttlMs = 30_000, maxEntries = 50_000): CachedTierLookup {
   const cache = new Map<string, { tier: Tier; until: number }>();
+  // A lookup that was already reading when a tier was forgotten may hold the old tier: it answers
+  // with it but does not cache it. Forgetting is rare (a payment), so one counter for all users.
+  let forgets = 0;
   return {
     async tierOf(db, userId) {
       const t = now();
       const hit = cache.get(userId);
       if (hit && hit.until > t) return hit.tier;
+      const seen = forgets;
       const tier = await inner.tierOf(db, userId);
+      if (seen !== forgets) return tier;
       if (cache.size >= maxEntries) cache.clear();
       cache.set(userId, { tier, until: t + ttlMs });
       return tier;
     },
     forget(userId) {
+      forgets += 1;
       cache.delete(userId);
     },
   };
