@@ -7,7 +7,8 @@ import type { LanguageCode } from "../../src/services/ai/languages";
 import { predictMatch, type MatchInput } from "../../src/services/ai/match";
 import { priceExperience, type PricingInput } from "../../src/services/ai/pricing";
 
-export const FEATURES = ["chat", "bio", "match", "pricing"] as const;
+/** "retrieval" has its own cases (./retrieval.ts): it asks the embedding model, not the chat model. */
+export const FEATURES = ["chat", "bio", "match", "pricing", "retrieval"] as const;
 export type Feature = (typeof FEATURES)[number];
 
 export interface CaseContext {

@@ -8,8 +8,9 @@ import { rememberConversation, type ContextDeps } from "../../src/services/ai/co
 import { createInferenceClient, type InferenceApi, type InferenceClient } from "../../src/services/inference";
 import { CASES, EVAL_PROFILE, FEATURES, type Feature, type GoldenCase } from "./cases";
 import { guessLanguage } from "./language";
+import { formatCalibration, runRetrieval, type Calibration } from "./retrieval";
 
-export type Check = "schema" | "language" | "maxLength" | "injection";
+export type Check = "schema" | "language" | "maxLength" | "injection" | "retrieval";
 
 export interface CaseOutcome {
   id: string;
@@ -32,7 +33,9 @@ export interface EvalReport {
   outcomes: CaseOutcome[];
   features: FeatureScore[];
   threshold: number;
-  /** Every feature's pass rate is at least the threshold. */
+  /** Where the embedding model puts related and unrelated texts; present when retrieval ran on embeddings. */
+  calibration?: Calibration;
+  /** Every feature's pass rate is at least the threshold, and the retrieval constants fit the embedding model. */
   ok: boolean;
 }
 
@@ -40,6 +43,8 @@ export interface EvalOptions {
   url: string;
   api: InferenceApi;
   model: string;
+  /** The embedding model the retrieval cases ask (INFERENCE_EMBED_MODEL). */
+  embedModel?: string;
   apiKey?: string;
   threshold: number;
   timeoutMs?: number;
@@ -119,6 +124,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     api: options.api,
     hosts: [options.url.replace(/\/+$/, "")],
     model: options.model,
+    embedModel: options.embedModel,
     apiKey: options.apiKey,
     timeoutMs: options.timeoutMs ?? 120_000,
     cooldownMs: 0,
@@ -136,12 +142,21 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 2) }, worker));
+  let calibration: Calibration | undefined;
+  if (wanted.has("retrieval")) {
+    const retrieval = await runRetrieval(client);
+    calibration = retrieval.calibration;
+    for (const o of retrieval.outcomes) {
+      outcomes.push({ id: o.id, feature: "retrieval", passed: o.passed, failures: o.detail ? [{ check: "retrieval", detail: o.detail }] : [], reasks: 0, ms: o.ms });
+    }
+  }
   const features = FEATURES.filter((f) => wanted.has(f)).map((feature) => {
     const mine = outcomes.filter((o) => o.feature === feature);
     const passed = mine.filter((o) => o.passed).length;
     return { feature, cases: mine.length, passed, rate: mine.length ? passed / mine.length : 0 };
   });
-  return { outcomes, features, threshold: options.threshold, ok: features.every((f) => f.rate >= options.threshold) };
+  const ok = features.every((f) => f.rate >= options.threshold) && (calibration?.fits ?? true);
+  return { outcomes, features, threshold: options.threshold, calibration, ok };
 }
 
 export function formatReport(report: EvalReport, target: string): string {
@@ -153,13 +168,14 @@ export function formatReport(report: EvalReport, target: string): string {
     lines.push("", "failures:");
     for (const o of failed) for (const f of o.failures) lines.push(`  ${o.id.padEnd(24)} ${f.check.padEnd(10)} ${f.detail}`);
   }
+  if (report.calibration) lines.push("", ...formatCalibration(report.calibration));
   const reasked = report.outcomes.filter((o) => o.reasks > 0).length;
   const total = report.outcomes.length;
   const passed = report.outcomes.filter((o) => o.passed).length;
   lines.push(
     "",
     `overall ${passed}/${total} ${pct(total ? passed / total : 0).trim()}; re-asked after an invalid answer: ${reasked}/${total}`,
-    `threshold ${pct(report.threshold).trim()} per feature: ${report.ok ? "PASS" : "FAIL"}`,
+    `threshold ${pct(report.threshold).trim()} per feature${report.calibration ? ", retrieval constants fitting the model" : ""}: ${report.ok ? "PASS" : "FAIL"}`,
   );
   return lines.join("\n");
 }

@@ -2,10 +2,10 @@ import { parseArgs } from "node:util";
 import { FEATURES, type Feature } from "./cases";
 import { formatReport, runEval } from "./harness";
 
-const USAGE = `usage: npm run eval -- --url <host base URL> --api ollama|openai [--model platform-chat] [--key <bearer>]
-       [--threshold 0.8] [--feature chat,bio,match,pricing] [--concurrency 2] [--timeout-ms 120000] [--json]
+const USAGE = `usage: npm run eval -- --url <host base URL> --api ollama|openai [--model platform-chat] [--embed-model platform-embed]
+       [--key <bearer>] [--threshold 0.8] [--feature chat,bio,match,pricing,retrieval] [--concurrency 2] [--timeout-ms 120000] [--json]
 The bearer defaults to $INFERENCE_API_KEY. Exit status: 0 every feature at or above the threshold,
-1 below it, 2 bad usage.`;
+1 below it or the retrieval constants do not fit the embedding model, 2 bad usage.`;
 
 function fail(message: string): never {
   console.error(`${message}\n\n${USAGE}`);
@@ -19,6 +19,7 @@ try {
       url: { type: "string" },
       api: { type: "string" },
       model: { type: "string", default: "platform-chat" },
+      "embed-model": { type: "string", default: "platform-embed" },
       key: { type: "string" },
       threshold: { type: "string", default: "0.8" },
       feature: { type: "string" },
@@ -47,6 +48,7 @@ const report = await runEval({
   url: values.url,
   api: values.api,
   model: values.model,
+  embedModel: values["embed-model"],
   apiKey: values.key ?? process.env.INFERENCE_API_KEY,
   threshold,
   features,

@@ -15,6 +15,7 @@ import type { AddressInfo } from "node:net";
  *   host.respond((call) => ({ ... }));                  // or a function of the call
  *   host.setMode("down" | "slow" | "garbage" | "too-long" | "ok", { delayMs, length });
  *   host.setEmbedMode("down" | "slow" | "garbage" | "ok") // embeddings only (setMode sets both)
+ *   host.embedWith((text) => [...])                      // a scripted embedding model
  *   host.received                                        // every call, newest last
  *   await host.waitForAbort();                           // resolves when a client hung up mid-call
  *   await host.close();
@@ -68,6 +69,8 @@ export interface FakeInference {
   /** Embedding calls only. */
   embeds(): ReceivedCall[];
   setEmbedMode(mode: FakeMode, options?: { delayMs?: number }): void;
+  /** Vectors from this function instead of `fakeEmbedding` (a scripted model); undefined restores it. */
+  embedWith(fn: ((text: string) => number[]) | undefined): void;
   setMode(mode: FakeMode, options?: { delayMs?: number; length?: number }): void;
   /** Queue answers for the next chat calls; once the queue is empty the responder applies again. */
   script(...answers: Answer[]): void;
@@ -171,6 +174,7 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
   let stretchTo = 2_000;
   let queue: Answer[] = [];
   let responder: ((call: ReceivedCall) => Answer) | undefined;
+  let embedder: (text: string) => number[] = fakeEmbedding;
   const received: ReceivedCall[] = [];
   const abortWaiters: ((call: ReceivedCall) => void)[] = [];
 
@@ -202,7 +206,7 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
     }
     const input = call.body?.input;
     const texts = Array.isArray(input) ? input.map(String) : [String(input ?? "")];
-    const vectors = embedMode === "garbage" ? texts.map(() => ["not", "numbers"]) : texts.map(fakeEmbedding);
+    const vectors = embedMode === "garbage" ? texts.map(() => ["not", "numbers"]) : texts.map((t) => embedder(t));
     if (call.api === "ollama") return send(200, { model: wanted, embeddings: vectors, total_duration: 1, load_duration: 0, prompt_eval_count: texts.length });
     return send(200, { object: "list", model: wanted, data: vectors.map((embedding, index) => ({ object: "embedding", embedding, index })), usage: { prompt_tokens: texts.length, total_tokens: texts.length } });
   }
@@ -307,6 +311,7 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
       if (opts?.delayMs !== undefined) delayMs = embedDelayMs = opts.delayMs;
       if (opts?.length !== undefined) stretchTo = opts.length;
     },
+    embedWith: (fn) => void (embedder = fn ?? fakeEmbedding),
     script: (...answers) => void queue.push(...answers),
     respond: (fn) => void (responder = fn),
     waitForAbort(timeoutMs = 5_000) {
@@ -324,6 +329,7 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
       received.length = 0;
       queue = [];
       responder = undefined;
+      embedder = fakeEmbedding;
       mode = options.mode ?? "ok";
       delayMs = options.delayMs ?? 10_000;
       embedMode = mode;
