@@ -5,6 +5,7 @@ import { createJsonLogger } from "../platform/logger";
 import { createBufferedSink } from "./log-sink";
 import { buildNodeDeps } from "./deps";
 import { migrateDatabase } from "./migrate";
+import { withoutUnframedBody } from "./request-body";
 import { paymentDepsOf } from "../services/payments/context";
 import { reconcilePayments } from "../services/payments/reconcile";
 
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
   await migrateDatabase(deps.database, logger);
 
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
+  const server = serve({ fetch: (req, env) => app.fetch(withoutUnframedBody(req), env), port: config.PORT, hostname: config.HOST }, (info) => {
     logger.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, database: deps.database.driver, store: deps.kv.kind });
   });
 

@@ -4,6 +4,8 @@ import { freePort, runTs } from "../support/process";
 import { TEST_REDIS_URL } from "../support/services";
 import { readFileSync } from "node:fs";
 import { API_NODE_ARGS } from "../../bench/lib/servers";
+import { request as httpRequest } from "node:http";
+import { startTestIssuer } from "../support/issuer";
 
 const run = (env: Record<string, string>) => runTs("src/node/main.ts", [], env);
 
@@ -53,6 +55,43 @@ describe("the Node entry (npm start)", () => {
       expect(proc.output()).toContain('"msg":"migrations checked"');
     } finally {
       proc.child.kill("SIGKILL");
+    }
+  });
+
+  it("takes a POST or DELETE without a body as body-less over real HTTP, and still refuses an unframed type", { timeout: 40_000 }, async () => {
+    const issuer = await startTestIssuer();
+    const port = await freePort();
+    const proc = run({ DATABASE_URL: env.db.url, PORT: String(port), OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience });
+    try {
+      await waitForHealth(`http://127.0.0.1:${port}/health`, 30_000);
+      const auth = { authorization: `Bearer ${await issuer.sign({ sub: "node-entry-bodies", email: "bodies@example.test" })}` };
+      /** Raw node:http, so the framing headers are exactly the ones given. */
+      const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = httpRequest({ host: "127.0.0.1", port, method, path, headers: { ...auth, ...headers } }, (res) => {
+            let text = "";
+            res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+          });
+          req.on("error", reject);
+          req.end(body);
+        });
+      // No framing header at all, and an explicit empty one: no body, so no Content-Type is needed.
+      const unknownWink = await send("POST", "/api/v1/winks/wnk_00000000000000000000000000/accept", {});
+      expect(unknownWink.status, unknownWink.body).toBe(404);
+      const unblock = await send("DELETE", "/api/v1/blocks/usr_00000000000000000000000000", { "content-length": "0" });
+      expect(unblock.status, unblock.body).not.toBe(400);
+      expect(unblock.status).toBeLessThan(500);
+      // A real body still has to say it is JSON, whether framed by length or chunked.
+      const typeless = await send("POST", "/api/v1/blocks", { "content-length": "2" }, "{}");
+      expect(typeless.status).toBe(400);
+      expect(JSON.parse(typeless.body).message).toBe("Content-Type must be application/json");
+      const chunked = await send("POST", "/api/v1/blocks", { "transfer-encoding": "chunked" }, "{}");
+      expect(chunked.status).toBe(400);
+      expect(JSON.parse(chunked.body).message).toBe("Content-Type must be application/json");
+    } finally {
+      proc.child.kill("SIGKILL");
+      await issuer.close();
     }
   });
 });
