@@ -57,6 +57,9 @@ const FIELD_VALUES: [name: string, value: (original: unknown) => unknown][] = [
   ["a negative number", () => -1],
   ["a fraction", () => 0.5],
   ["an empty string", () => ""],
+  // Names every object has: a lookup table that is a plain object finds them (a function, not text).
+  ["the word 'constructor'", () => "constructor"],
+  ["the word '__proto__'", () => "__proto__"],
 ];
 const PATH_IDS = ["%00", "a".repeat(2_000), "%F0%9F%92%A9%E2%80%AE", "..%2F..%2Fetc", "%ZZ", "'; drop table users; --"];
 

@@ -276,6 +276,23 @@ describe("support chat after knowledge base changes", () => {
     expect(after.body.response).toContain("Redeem a gift card in Wallet, Redeem code.");
   });
 
+  it("answers a question or a knowledge base holding 'constructor', '__proto__' and other built-in names", async () => {
+    const t = app(env.db.database, env.issuer);
+    const admin = await signIn(t, env.issuer, { admin: true });
+    const user = await signIn(t, env.issuer);
+    host.setMode("down");
+    expect((await chat(t, user, { message: "constructor __proto__ toString valueOf" })).status).toBe(200);
+    const put = await t.request("/api/v1/kb", {
+      method: "PUT",
+      headers: { ...admin.headers, "content-type": "application/json" },
+      body: JSON.stringify({ content: "# Technical\n\n## The app constructor\nThe constructor screen builds your profile step by step; its toString view shows a summary.\n" }),
+    });
+    expect(put.status).toBe(200);
+    const asked = await chat(t, user, { message: "How does the app constructor screen build my profile step by step?" });
+    expect(asked.status).toBe(200);
+    expect(asked.body.citations).toEqual([{ title: "The app constructor", source: "kb#technical/the-app-constructor" }]);
+  });
+
   it("grounds answers in an uploaded asset, and stops citing it once deleted", async () => {
     const t = app(env.db.database, env.issuer);
     const admin = await signIn(t, env.issuer, { admin: true });

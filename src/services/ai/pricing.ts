@@ -55,7 +55,8 @@ export interface PricingResult {
 
 export function typeKey(value: string): string {
   const key = value.trim().toLowerCase().replace(/[\s-]+/g, "_");
-  return key in HOURLY_RATES ? key : "other";
+  // hasOwn: "constructor" or "__proto__" are not experience types.
+  return Object.hasOwn(HOURLY_RATES, key) ? key : "other";
 }
 
 export function costLevel(location: string): keyof typeof COST_LEVELS {

@@ -43,7 +43,13 @@ export function assetSections(asset: AssetGrounding): Section[] {
 export function makeSnapshot(document: KbDocument, assets: AssetGrounding[], stamp: string): KbSnapshot {
   const sections = [...kbSections(document), ...assets.flatMap(assetSections)];
   let index: Promise<SectionIndex> | undefined;
-  return { document, stamp, sections, index: () => (index ??= buildIndex(sections)) };
+  // A failed build is not kept: the next question tries again instead of failing until the KB changes.
+  const build = () =>
+    buildIndex(sections).catch((err: unknown) => {
+      index = undefined;
+      throw err;
+    });
+  return { document, stamp, sections, index: () => (index ??= build()) };
 }
 
 /**

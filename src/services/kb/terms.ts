@@ -6,10 +6,12 @@ const STOP = new Set(
   "a an and are as at be been but by can could do does did for from had has have how i if in into is it its me my no not of on or our so that the their them then there these they this to too was we were what when where which who why will with would you your yours am im ive id dont cant doesnt please hi hello help thanks thank".split(" "),
 );
 
-const IRREGULAR: Record<string, string> = { paid: "pay", bought: "buy", sent: "send", spent: "spend", went: "go", got: "get", lost: "lose", children: "child", men: "man", women: "woman" };
+// Maps, not object literals: a word such as "constructor" or "__proto__" must not find a built-in.
+const IRREGULAR = new Map(Object.entries({ paid: "pay", bought: "buy", sent: "send", spent: "spend", went: "go", got: "get", lost: "lose", children: "child", men: "man", women: "woman" }));
 
 export function stem(word: string): string {
-  if (IRREGULAR[word]) return IRREGULAR[word];
+  const irregular = IRREGULAR.get(word);
+  if (irregular) return irregular;
   if (word.length > 5 && word.endsWith("ies")) return `${word.slice(0, -3)}y`;
   if (word.length > 5 && word.endsWith("ing")) return word.slice(0, -3);
   if (word.length > 4 && word.endsWith("ed")) return word.slice(0, -2);
@@ -27,7 +29,7 @@ export function processTerm(term: string): string | null {
 // Support words in the platform's most used languages besides English, mapped to the English
 // words of the knowledge base, so a question asked in another language still finds its section.
 // Matching is on folded words (no accents, lower case).
-const GLOSSARY: Record<string, string> = {
+const GLOSSARY = new Map(Object.entries({
   // es / pt / it / fr
   moneda: "coin", monedas: "coin", moeda: "coin", moedas: "coin", moneta: "coin", monete: "coin", piece: "coin", pieces: "coin", jetons: "coin", jeton: "coin",
   comprar: "buy", compro: "buy", acheter: "buy", comprare: "buy", kaufen: "buy", kununua: "buy",
@@ -51,14 +53,14 @@ const GLOSSARY: Record<string, string> = {
   zahlung: "payment", munzen: "coin", abo: "subscription", guthaben: "balance",
   // sw
   sarafu: "coin", malipo: "payment", kulipa: "pay", akaunti: "account", pochi: "wallet", salio: "balance", kuzuia: "block", ripoti: "report", utapeli: "scam", tishio: "threat", usajili: "subscription",
-};
+}));
 
 /** The query's words plus the English words they stand for. */
 export function expandQuery(query: string): string {
   const folded = query.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
   const extra: string[] = [];
   for (const word of folded.split(/[^\p{L}\p{N}]+/u)) {
-    const english = GLOSSARY[word];
+    const english = GLOSSARY.get(word);
     if (english) extra.push(english);
   }
   return extra.length ? `${query} ${extra.join(" ")}` : query;
