@@ -190,6 +190,11 @@ describe("matches", () => {
     expect(second.body.matches.map((m: { matchId: string }) => m.matchId)).toEqual([ids[0]]);
     expect(second.body.nextCursor).toBeNull();
     expect((await matches(me, "?cursor=garbage")).status).toBe(400);
+    // Well formed, but past year 9999 (where the ISO form Postgres reads ends): 400, not 500.
+    for (const ms of ["253402300800000", "999999999999999"]) {
+      const beyond = btoa(`${ms}.mat_x`).replace(/=+$/, "");
+      expect((await matches(me, `?cursor=${beyond}`)).status, ms).toBe(400);
+    }
   });
 
   it("unmatches for both sides; someone else's match is 404", async () => {

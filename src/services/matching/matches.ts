@@ -112,6 +112,8 @@ function encodeCursor(createdAt: Date, id: string): string {
   return btoa(`${createdAt.getTime()}.${id}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+const MAX_CURSOR_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 function decodeCursor(cursor: string): { at: Date; id: string } {
   let text = "";
   try {
@@ -120,7 +122,8 @@ function decodeCursor(cursor: string): { at: Date; id: string } {
     // falls through to the check below
   }
   const m = /^(\d{1,15})\.([A-Za-z0-9_]{1,64})$/.exec(text);
-  if (!m) throw new ApiError("invalid_input", "malformed cursor", { details: [{ path: "cursor", message: "use the nextCursor of a previous page" }] });
+  // Postgres takes years up to 9999 in the ISO form the cursor becomes; a later time is no match's.
+  if (!m || Number(m[1]) > MAX_CURSOR_MS) throw new ApiError("invalid_input", "malformed cursor", { details: [{ path: "cursor", message: "use the nextCursor of a previous page" }] });
   return { at: new Date(Number(m[1])), id: m[2] as string };
 }
 
