@@ -269,6 +269,40 @@ describe("POST /api/v1/voice/agent", () => {
   });
 });
 
+describe("a client that goes away", () => {
+  it("cancels the runtime call and frees its AI slot", async () => {
+    const app = voiceApp({ VOICE_TIMEOUT_MS: "10000" }, { standardTier: true });
+    const me = await signIn(app, env.issuer);
+    const { server: s, base: url } = await listen(app);
+    let closedEarly = 0;
+    runtime.handle((req, res) => {
+      req.resume();
+      // Answers only after 3 s; a proxy that gave up hangs up long before.
+      const timer = setTimeout(() => res.writeHead(200, { "content-type": "audio/mpeg" }).end("late"), 3_000);
+      res.on("close", () => {
+        if (!res.writableFinished) closedEarly++;
+        clearTimeout(timer);
+      });
+    });
+    try {
+      const call = (signal?: AbortSignal) =>
+        fetch(`${url}/api/v1/voice/agent`, { method: "POST", headers: { ...me.headers, "content-type": "audio/wav" }, body: "x", signal });
+      // standard: 5 AI requests at once. Five callers give up after 200 ms.
+      const gaveUp = await Promise.allSettled(Array.from({ length: 5 }, () => call(AbortSignal.timeout(200))));
+      expect(gaveUp.every((r) => r.status === "rejected")).toBe(true);
+      const deadline = Date.now() + 2_000;
+      while (closedEarly < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(closedEarly).toBe(5);
+      runtime.handle(undefined);
+      // Their slots are free again well before the runtime would have answered them.
+      expect((await call()).status).toBe(200);
+    } finally {
+      runtime.handle(undefined);
+      await close(s);
+    }
+  });
+});
+
 describe("when the runtime cannot serve", () => {
   it("answers 503 when the runtime is not configured", async () => {
     const app = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE });

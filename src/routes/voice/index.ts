@@ -44,6 +44,7 @@ for (const target of VOICE_TARGETS) {
       headers: raw.headers,
       body: raw.body,
       requestId: c.var.requestId,
+      signal: raw.signal,
     });
     c.set("responseDone", answer.done);
     // c.body keeps the headers set before the handler (rate-limit counts); a bare Response would drop them.

@@ -21,6 +21,8 @@ export interface VoiceCall {
   headers: Headers;
   body: ReadableStream<Uint8Array> | null;
   requestId: string;
+  /** The client's request: when it goes away, the runtime call is cancelled (and its AI slot freed). */
+  signal?: AbortSignal;
 }
 
 export interface VoiceAnswer {
@@ -74,12 +76,14 @@ export async function proxyVoice(deps: AppDeps, principal: Principal, call: Voic
       body,
       duplex: "half",
       redirect: "manual",
-      signal: deadline.signal,
+      signal: call.signal ? AbortSignal.any([deadline.signal, call.signal]) : deadline.signal,
     } as RequestInit);
   } catch (err) {
     deadline.disarm();
     const own = apiErrorIn(err);
     if (own) throw own;
+    // Nobody is left to answer; not the runtime's failure.
+    if (call.signal?.aborted) throw new ApiError("service_unavailable", "the client went away");
     const timedOut = deadline.expired;
     deps.logger.warn("voice runtime call failed", { requestId: call.requestId, target: call.target, timedOut, err: describe(err) });
     throw new ApiError("service_unavailable", timedOut ? `the voice runtime did not answer within ${timeoutMs} ms` : "the voice runtime is unreachable");
