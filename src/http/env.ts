@@ -41,6 +41,8 @@ export interface AppVariables {
   /** Set once the caller is known; the access log reads it. */
   userId?: string;
   errorShape?: ErrorShape;
+  /** The counted request's X-RateLimit-* headers: an error answer built afresh carries them too. */
+  rateLimitHeaders?: Record<string, string>;
   /** Present when the request carries an Idempotency-Key the caller now holds. */
   idempotency?: IdempotencyHandle;
   /** The language an AI route answers in; shape 2 errors echo it. */

@@ -123,6 +123,28 @@ describe("general limits", () => {
     expect((await t.request("/v1/auth/test", { headers: bob.headers })).status).toBe(200);
   });
 
+  it("carries the limit headers on error answers too, which count like any request", async () => {
+    const clock = fixedClock(START);
+    const t = app({ clock });
+    const alice = await newUser(env.issuer);
+    const ok = await t.request("/v1/auth/test", { headers: alice.headers });
+    // 404 from a service, 400 from validation, 403 from the role check: each counted and told.
+    const failures = [
+      await t.request("/api/v1/profile/usr_00000000000000000000000000", { headers: alice.headers }),
+      await t.request("/api/v1/wallet/transactions?limit=0", { headers: alice.headers }),
+      await t.request("/api/v1/admin/coins/mint/state", { headers: alice.headers }),
+    ];
+    expect(failures.map((r) => r.status)).toEqual([404, 400, 403]);
+    const remaining = [ok, ...failures].map((r) => Number(r.headers.get("x-ratelimit-remaining")));
+    const first = remaining[0]!;
+    expect(remaining).toEqual([first, first - 1, first - 2, first - 3]);
+    for (const r of failures) {
+      expect(r.headers.get("x-ratelimit-limit")).toBe(ok.headers.get("x-ratelimit-limit"));
+      expect(r.headers.get("x-ratelimit-reset")).toMatch(/^\d+$/);
+      expect(r.headers.get("x-request-id")).toBeTruthy();
+    }
+  });
+
   it("serves requests when the store is down, and logs and counts the failure", async () => {
     const dead = createRedisStore({ url: "redis://127.0.0.1:1" });
     try {
