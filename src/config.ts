@@ -84,6 +84,11 @@ export const configSchema = z
     CARD_A_STORE_ID: optional(z.string()),
     CARD_A_VARIANT_ID: optional(z.string()),
     CARD_A_WEBHOOK_SECRET: optional(z.string()),
+    /** The store's currency: card-a charges a checkout's custom price in it and in nothing else. */
+    CARD_A_CURRENCY: withDefault(
+      z.string().regex(/^[A-Za-z]{3}$/, "an ISO 4217 code").transform((c) => c.toUpperCase()),
+      "USD",
+    ),
     CARD_B_API_URL: optional(httpUrl),
     CARD_B_SECRET_KEY: optional(z.string()),
     CARD_B_WEBHOOK_SECRET: optional(z.string()),

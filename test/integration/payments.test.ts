@@ -35,7 +35,7 @@ describe("card-a checkout", () => {
     expect(call?.body).toMatchObject({
       data: {
         type: "checkouts",
-        attributes: { custom_price: 500, checkout_data: { custom: { funding_request_id: body.fundingRequestId } } },
+        attributes: { custom_price: 500, checkout_data: { custom: { funding_request_id: body.fundingRequestId } }, checkout_options: { discount: false } },
         relationships: { store: { data: { type: "stores", id: "4242" } }, variant: { data: { type: "variants", id: "777" } } },
       },
     });
@@ -51,6 +51,9 @@ describe("card-a checkout", () => {
       expect(body.details?.[0]?.path).toBe("amount");
     }
     await expectError(await post(t, me, "/api/payments/card-a/checkout", { amount: 500, currency: "XYZ" }), 400, "invalid_input");
+    // A currency we have a rate for, but not the store's: the provider would charge the price in USD.
+    const eur = await expectError(await post(t, me, "/api/payments/card-a/checkout", { amount: 500, currency: "EUR" }), 400, "invalid_input");
+    expect(eur.details).toEqual([{ path: "currency", message: "must be USD, the store's currency" }]);
     expect(providers.current.cardA.requests.length).toBe(before);
     expect((await post(t, me, "/api/payments/card-a/checkout", { amount: 51, currency: "USD" })).status).toBe(201);
   });
@@ -68,6 +71,29 @@ describe("card-a checkout", () => {
     expect(s).toMatchObject({ status: "success", paymentId: fundingRequestId, paymentStatus: "completed", amount: 1234, currency: "USD", provider: "card-a", timestamp: expect.any(Number) });
     const overview = (await (await t.request("/api/v1/wallet/overview", { headers: me.headers })).json()) as { balance: number };
     expect(overview.balance).toBe(1234);
+  });
+});
+
+describe("card-a store currency and discounts", () => {
+  it("prices checkouts in CARD_A_CURRENCY, the default when none is sent", async () => {
+    const t = app({ CARD_A_CURRENCY: "eur" });
+    const me = await person(t);
+    const res = await post(t, me, "/api/payments/card-a/checkout", { amount: 1000 });
+    expect(res.status).toBe(201);
+    const { fundingRequestId, currency } = (await res.json()) as { fundingRequestId: string; currency: string };
+    expect(currency).toBe("EUR");
+    await expectError(await post(t, me, "/api/payments/card-a/checkout", { amount: 1000, currency: "USD" }), 400, "invalid_input");
+    expect(await (await deliver(t, providers.current.cardA.orderWebhook(fundingRequestId, { currency: "EUR" }))).json()).toEqual({ received: true, result: "credited" });
+  });
+
+  it("does not credit an order that a discount made cheaper than the coins", async () => {
+    const t = app();
+    const me = await person(t);
+    const { fundingRequestId } = (await (await post(t, me, "/api/payments/card-a/checkout", { amount: 1000 })).json()) as { fundingRequestId: string };
+    const res = await deliver(t, providers.current.cardA.orderWebhook(fundingRequestId, { discountTotal: 500 }));
+    expect(await res.json()).toEqual({ received: true, result: "unchanged" });
+    expect(await creditsOf(env.db.database.db, fundingRequestId)).toBe(0);
+    expect(t.logs).toContainEqual(expect.objectContaining({ msg: "card-a order does not match its funding request", fundingId: fundingRequestId, discountTotal: 500 }));
   });
 });
 
@@ -173,6 +199,11 @@ describe("card-b card collection", () => {
     }
     await expectError(await post(t, me, "/api/v1/payments/card-b/card-collection", { ...full, email: "not-an-email" }), 400, "invalid_input");
     await expectError(await post(t, me, "/api/v1/payments/card-b/card-collection", { ...full, amount: 0.4 }), 400, "invalid_input");
+    // Finer than cents: it would be stored rounded and never match the amount the provider reports.
+    const fine = await expectError(await post(t, me, "/api/v1/payments/card-b/card-collection", { ...full, amount: 10.123456789012 }), 400, "invalid_input");
+    expect(fine.details).toEqual([{ path: "amount", message: "at most two decimal places" }]);
+    expect((await post(t, me, "/api/v1/payments/card-b/card-collection", { ...full, amount: 10.12 })).status).toBe(201);
+    await expectError(await post(t, me, "/api/payments/crypto/create", { amount: 10.001, currency: "BTC" }), 400, "invalid_input");
   });
 });
 

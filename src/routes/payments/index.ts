@@ -12,6 +12,14 @@ import { CRYPTO_CURRENCIES, createCryptoIntent } from "../../services/payments/c
 import { stkPush } from "../../services/payments/mobile-money";
 import { paymentStatus } from "../../services/payments/status";
 
+/** Major units with at most two decimals (cents): a finer amount could never match what the provider reports back. */
+const MajorUnits = (max: number, description: string, example: number) =>
+  z
+    .number()
+    .positive()
+    .max(max)
+    .refine((v) => Number(v.toFixed(2)) === v, "at most two decimal places")
+    .openapi({ description, example });
 const Currency = z.string().regex(/^[A-Za-z]{3}$/, "an ISO 4217 code").openapi({ example: "USD" });
 const CardAInput = z
   .object({ amount: z.number().int().gt(50).max(Number.MAX_SAFE_INTEGER).openapi({ description: "Cents, greater than 50", example: 500 }), currency: Currency.optional() })
@@ -22,7 +30,7 @@ const CardAResult = z
   .openapi("CardCheckoutResult");
 const CardBInput = z
   .object({
-    amount: z.number().positive().max(1e12).openapi({ description: "Major units of the currency", example: 25 }),
+    amount: MajorUnits(1e12, "Major units of the currency, at most two decimals", 25),
     phoneNumber: z.string().trim().min(5).max(32),
     // zod 4 prefers z.email(), but z.email().trim() checks the address before trimming it, and a
     // trim-then-email pipe drops the format from the OpenAPI document; so the older form stays.
@@ -35,7 +43,7 @@ const CardBResult = z
   .object({ status: z.literal("pending"), checkoutUrl: z.url(), sessionId: z.string(), transactionId: z.string(), currency: z.string() })
   .openapi("CardCollectionResult");
 const CryptoInput = z
-  .object({ amount: z.number().positive().max(1e9).openapi({ description: "Value in US dollars", example: 25 }), currency: z.enum(CRYPTO_CURRENCIES) })
+  .object({ amount: MajorUnits(1e9, "Value in US dollars, at most two decimals", 25), currency: z.enum(CRYPTO_CURRENCIES) })
   .strict()
   .openapi("CryptoIntentInput");
 const CryptoResult = z

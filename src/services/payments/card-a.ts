@@ -23,7 +23,12 @@ const JSON_API = "application/vnd.api+json";
  */
 export async function createCardACheckout(deps: PaymentDeps, actor: Principal, input: { amount: number; currency?: string }): Promise<CardACheckout> {
   const provider = cardAConfig(deps.config);
-  const currency = normaliseCurrency(input.currency, "USD");
+  const currency = normaliseCurrency(input.currency, provider.currency);
+  // The provider charges a custom price in the store's currency whatever we call it: another one
+  // would be charged as that and then never match its funding request.
+  if (currency !== provider.currency) {
+    throw new ApiError("invalid_input", `card checkouts are in ${provider.currency}`, { details: [{ path: "currency", message: `must be ${provider.currency}, the store's currency` }] });
+  }
   const rate = fxRates(deps.config).get(currency);
   if (rate === undefined) throw new ApiError("invalid_input", `currency ${currency} is not accepted`, { details: [{ path: "currency", message: "not accepted" }] });
   // The amount is in cents: the spec's floor (> 50) applies to it as sent; coins follow the rate.
@@ -46,6 +51,8 @@ export async function createCardACheckout(deps: PaymentDeps, actor: Principal, i
             // The checkout link dies before reconciliation expires the request.
             expires_at: expiresAt.toISOString(),
             checkout_data: { ...(actor.email ? { email: actor.email } : {}), custom: { funding_request_id: row.id, user_id: actor.userId } },
+            // No discount codes: the coins are priced at the full amount.
+            checkout_options: { discount: false },
             product_options: { enabled_variants: [Number(provider.variantId) || provider.variantId] },
           },
           relationships: {
@@ -68,7 +75,7 @@ export async function createCardACheckout(deps: PaymentDeps, actor: Principal, i
 
 interface OrderWebhook {
   meta?: { event_name?: unknown; custom_data?: { funding_request_id?: unknown } | null };
-  data?: { id?: unknown; type?: unknown; attributes?: { status?: unknown; subtotal?: unknown; currency?: unknown } };
+  data?: { id?: unknown; type?: unknown; attributes?: { status?: unknown; subtotal?: unknown; discount_total?: unknown; currency?: unknown } };
 }
 
 /**
@@ -99,8 +106,12 @@ export async function handleCardAWebhook(deps: PaymentDeps, rawBody: string, sig
   let outcome: ProviderOutcome;
   if (!payment || payment.provider !== "card-a") outcome = { kind: "pending" };
   else if (attrs.status === "paid") {
-    const sameMoney = Number(attrs.subtotal) === payment.amount && String(attrs.currency ?? "").toUpperCase() === payment.currency;
-    if (!sameMoney) deps.logger.error("card-a order does not match its funding request", { fundingId, subtotal: attrs.subtotal, currency: attrs.currency });
+    // subtotal is the price before any discount: a discounted order paid less than the coins cost.
+    const sameMoney =
+      Number(attrs.subtotal) === payment.amount && Number(attrs.discount_total ?? 0) === 0 && String(attrs.currency ?? "").toUpperCase() === payment.currency;
+    if (!sameMoney) {
+      deps.logger.error("card-a order does not match its funding request", { fundingId, subtotal: attrs.subtotal, discountTotal: attrs.discount_total, currency: attrs.currency });
+    }
     outcome = sameMoney ? { kind: "paid" } : { kind: "pending" };
   } else if (attrs.status === "failed") outcome = { kind: "failed", reason: "order failed" };
   else outcome = { kind: "pending" };

@@ -8,6 +8,7 @@ export interface CardAConfig {
   storeId: string;
   variantId: string;
   webhookSecret: string;
+  currency: string;
 }
 export interface CardBConfig {
   url: string;
@@ -38,7 +39,7 @@ const trim = (url: string) => url.replace(/\/+$/, "");
 export function cardAConfig(c: Config): CardAConfig {
   const { CARD_A_API_URL: url, CARD_A_API_KEY: apiKey, CARD_A_STORE_ID: storeId, CARD_A_VARIANT_ID: variantId, CARD_A_WEBHOOK_SECRET: webhookSecret } = c;
   if (!url || !apiKey || !storeId || !variantId || !webhookSecret) unavailable("card-a");
-  return { url: trim(url), apiKey, storeId, variantId, webhookSecret };
+  return { url: trim(url), apiKey, storeId, variantId, webhookSecret, currency: c.CARD_A_CURRENCY };
 }
 
 export function cardBConfig(c: Config): CardBConfig {

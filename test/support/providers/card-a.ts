@@ -14,7 +14,7 @@ export interface CardAFake extends FakeServer {
   checkouts: Map<string, Checkout>;
   /** An `order_created` webhook for the checkout of a funding request, signed like the provider signs it. */
   /** A signed order event; `event` defaults to order_created (order_refunded is another the provider sends). */
-  orderWebhook(fundingRequestId: string, order?: { status?: string; subtotal?: number; currency?: string; orderId?: number; event?: string }): Delivery;
+  orderWebhook(fundingRequestId: string, order?: { status?: string; subtotal?: number; discountTotal?: number; currency?: string; orderId?: number; event?: string }): Delivery;
 }
 
 let nextOrder = 1000;
@@ -22,7 +22,7 @@ let nextOrder = 1000;
 /** Lemon-Squeezy-style: JSON:API checkouts with custom price and custom data; HMAC-SHA256 (`X-Signature`) order webhooks. */
 export async function startCardAFake(): Promise<CardAFake> {
   const checkouts = new Map<string, Checkout>();
-  function orderWebhook(fundingRequestId: string, order: { status?: string; subtotal?: number; currency?: string; orderId?: number; event?: string } = {}): Delivery {
+  function orderWebhook(fundingRequestId: string, order: { status?: string; subtotal?: number; discountTotal?: number; currency?: string; orderId?: number; event?: string } = {}): Delivery {
     const event = order.event ?? "order_created";
     const checkout = [...checkouts.values()].find((c) => c.custom.funding_request_id === fundingRequestId);
     const subtotal = order.subtotal ?? checkout?.customPrice ?? 0;
@@ -31,7 +31,7 @@ export async function startCardAFake(): Promise<CardAFake> {
       data: {
         type: "orders",
         id: String(order.orderId ?? nextOrder++),
-        attributes: { store_id: Number(CARD_A.storeId), status: order.status ?? "paid", currency: order.currency ?? "USD", subtotal, total: subtotal, first_order_item: { variant_id: Number(CARD_A.variantId) } },
+        attributes: { store_id: Number(CARD_A.storeId), status: order.status ?? "paid", currency: order.currency ?? "USD", subtotal, discount_total: order.discountTotal ?? 0, total: subtotal - (order.discountTotal ?? 0), first_order_item: { variant_id: Number(CARD_A.variantId) } },
       },
     });
     return { path: "/api/payments/card-a/webhook", body, headers: { "x-event-name": event, "x-signature": hmacHex("sha256", CARD_A.webhookSecret, body) } };
