@@ -209,6 +209,24 @@ describe("matches", () => {
     expect((await unmatch(a, matchId)).status).toBe(404);
   });
 
+  it("an unmatch sticks: the other's later like does not bring the match back alone", async () => {
+    const [alice, carol] = [await person(), await person()];
+    const sent = await wink(carol, alice.id);
+    const liked = await swipe(alice, carol.id, "like");
+    expect(liked.body).toMatchObject({ matched: true });
+    expect(sent.status).toBe(201);
+    expect((await unmatch(alice, liked.body.matchId)).status).toBe(204);
+    // Alice's like predates the unmatch, so Carol's like finds no interest.
+    expect((await swipe(carol, alice.id, "like")).body).toEqual({ action: "like", matched: false });
+    expect((await matches(alice)).body.matches).toEqual([]);
+    expect((await matches(carol)).body.matches).toEqual([]);
+    // Both acting anew (a new wink, accepted) is a new start.
+    const again = await wink(carol, alice.id);
+    expect(again.status).toBe(201);
+    expect((await accept(alice, again.body.winkId)).status).toBe(200);
+    expect((await matches(alice)).body.matches).toHaveLength(1);
+  });
+
   it("hides a match behind a block, and it cannot be acted on", async () => {
     const [a, b] = [await person(), await person()];
     const matchId = await matched(a, b);

@@ -40,12 +40,16 @@ export async function swipe(m: MatchingContext, actorId: string, input: { target
     }
     if (input.action === "pass") return { action: input.action, matched: false };
 
+    // Interest shown before the two were unmatched was used up by that match: an unmatch sticks
+    // until both act again (a new wink and its accept). Pending winks are all newer than any match,
+    // which settles them.
+    const [low, high] = actorId < target ? [actorId, target] : [target, actorId];
     const [interest] = await queryRows<{ one: number }>(
       db,
-      sql`select 1 as one where exists (select 1 from swipes where swiper_id = ${target} and target_id = ${actorId} and action in ('like', 'wink'))
+      sql`select 1 as one where exists (select 1 from swipes s where s.swiper_id = ${target} and s.target_id = ${actorId} and s.action in ('like', 'wink')
+                                          and not exists (select 1 from matches m where m.user_low = ${low} and m.user_high = ${high} and m.unmatched_at >= s.created_at))
             or exists (select 1 from winks where sender_id = ${target} and recipient_id = ${actorId} and status = 'pending')
-            or exists (select 1 from matches where user_low = ${actorId < target ? actorId : target}
-                         and user_high = ${actorId < target ? target : actorId} and unmatched_at is null)`,
+            or exists (select 1 from matches where user_low = ${low} and user_high = ${high} and unmatched_at is null)`,
     );
     if (interest) {
       const match = await createMatch(tx, m.ids, actorId, target, at, events);
