@@ -209,6 +209,21 @@ describe("matches", () => {
     expect((await unmatch(a, matchId)).status).toBe(404);
   });
 
+  it("a hidden member cannot be liked or winked: the same 404 as someone who does not exist", async () => {
+    const [me, hidden] = [await person(), await person()];
+    await giveProfile(hidden, "Dave");
+    await env.db.database.db.execute(sql`update profiles set visibility = 'hidden' where user_id = ${hidden.id}`);
+    const unknown = await swipe(me, "usr_00000000000000000000000000", "like");
+    expect(unknown.status).toBe(404);
+    for (const attempt of [await swipe(me, hidden.id, "like"), await swipe(me, hidden.id, "wink"), await wink(me, hidden.id)]) {
+      expect(attempt.status).toBe(404);
+      expect(attempt.body.message).toBe(unknown.body.message);
+    }
+    // Visible again: reachable again.
+    await env.db.database.db.execute(sql`update profiles set visibility = 'visible' where user_id = ${hidden.id}`);
+    expect((await swipe(me, hidden.id, "like")).status).toBe(200);
+  });
+
   it("an unmatch sticks: the other's later like does not bring the match back alone", async () => {
     const [alice, carol] = [await person(), await person()];
     const sent = await wink(carol, alice.id);

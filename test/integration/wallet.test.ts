@@ -402,7 +402,8 @@ describe("leaderboard", () => {
       walked.push(...page.entries);
       offset = page.nextOffset;
     }
-    const [{ n: withCoins }] = (await queryRows<{ n: string }>(env.db.database.db, sql`select count(*)::text as n from ledger_accounts where kind = 'wallet' and balance > 0`)) as [{ n: string }];
+    const [{ n: withCoins }] = (await queryRows<{ n: string }>(env.db.database.db, sql`select count(*)::text as n from ledger_accounts a where kind = 'wallet' and balance > 0
+              and not exists (select 1 from profiles p where p.user_id = a.user_id and p.visibility = 'hidden')`)) as [{ n: string }];
     expect(walked).toHaveLength(Number(withCoins));
     expect(walked.map((e) => e.rank)).toEqual(walked.map((_, i) => i + 1));
     expect(new Set(walked.map((e) => e.userId)).size).toBe(walked.length);
@@ -424,6 +425,37 @@ describe("leaderboard", () => {
     for (const query of ["?limit=0", "?limit=101", "?offset=-1", "?offset=10001"]) {
       await expectError(await t.request(`/api/v1/wallet/leaderboard${query}`, { headers: gold.headers }), 400, "invalid_input");
     }
+  });
+});
+
+describe("leaderboard privacy", () => {
+  it("leaves out members who hid their profile, and from a viewer's pages anyone with a block between them", async () => {
+    const t = app({ kv: createMemoryStore() });
+    const admin = await person(t, { admin: true });
+    const [viewer, hidden, blocked, other] = [await person(t), await person(t), await person(t), await person(t)];
+    for (const p of [hidden, blocked, other]) await award(t, admin, p.id, 10);
+    await env.db.database.db.execute(
+      sql`insert into profiles (user_id, display_name, birth_date, gender, interested_in, visibility, created_at, updated_at, last_active_at)
+          values (${hidden.id}, 'Hidden', '1990-01-01', 'man', '{woman}', 'hidden', now(), now(), now())`,
+    );
+    await env.db.database.db.execute(sql`insert into blocks (blocker_id, blocked_id, created_at) values (${blocked.id}, ${viewer.id}, now())`);
+    const walk = async (who: Person) => {
+      const ids: string[] = [];
+      let offset: number | null = 0;
+      while (offset !== null) {
+        const page = (await (await t.request(`/api/v1/wallet/leaderboard?limit=100&offset=${offset}`, { headers: who.headers })).json()) as Board;
+        ids.push(...page.entries.map((e) => e.userId));
+        offset = page.nextOffset;
+      }
+      return ids;
+    };
+    const seenByViewer = await walk(viewer);
+    const seenByOther = await walk(other);
+    expect(seenByViewer).toContain(other.id);
+    expect(seenByViewer).not.toContain(hidden.id);
+    expect(seenByViewer).not.toContain(blocked.id);
+    expect(seenByOther).toContain(blocked.id);
+    expect(seenByOther).not.toContain(hidden.id);
   });
 });
 

@@ -102,7 +102,7 @@ export const walletRoutes = createRouter()
     }),
     async (c) => {
       const { limit, offset } = c.req.valid("query");
-      return c.json(await leaderboard(c.var.db, c.var.deps.kv, limit, offset), 200);
+      return c.json(await leaderboard(c.var.db, c.var.deps.kv, principalOf(c).userId, limit, offset), 200);
     },
   )
   .openapi(

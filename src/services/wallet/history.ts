@@ -115,8 +115,24 @@ const LEADERBOARD_TTL_MS = 30_000;
  * than it changes in a way anyone would notice. A miss scans the wallets (a top-N sort), since
  * balance carries no index so that transfers update it in place (migration 0017); at a few million
  * wallets, a board table refreshed on a timer would take its place.
+ *
+ * Members who hid their profile are not on the board. Anyone with a block either way with the
+ * viewer is left out of that viewer's page (ranks stay those of the shared board).
  */
-export async function leaderboard(db: Db, kv: KeyValueStore, limit: number, offset: number): Promise<{ entries: LeaderboardEntry[]; nextOffset: number | null }> {
+export async function leaderboard(db: Db, kv: KeyValueStore, viewerId: string, limit: number, offset: number): Promise<{ entries: LeaderboardEntry[]; nextOffset: number | null }> {
+  const [board, blocked] = await Promise.all([sharedBoard(db, kv, limit, offset), blockedWith(db, viewerId)]);
+  return blocked.size === 0 ? board : { ...board, entries: board.entries.filter((e) => !blocked.has(e.userId)) };
+}
+
+async function blockedWith(db: Db, viewerId: string): Promise<Set<string>> {
+  const rows = await queryRows<{ other: string }>(
+    db,
+    sql`select blocked_id as other from blocks where blocker_id = ${viewerId} union select blocker_id from blocks where blocked_id = ${viewerId}`,
+  );
+  return new Set(rows.map((r) => r.other));
+}
+
+async function sharedBoard(db: Db, kv: KeyValueStore, limit: number, offset: number): Promise<{ entries: LeaderboardEntry[]; nextOffset: number | null }> {
   const cacheKey = `wallet:leaderboard:${offset}:${limit}`;
   const cached = await kv.get(cacheKey).catch(() => null);
   if (cached) return JSON.parse(cached) as { entries: LeaderboardEntry[]; nextOffset: number | null };
@@ -125,6 +141,7 @@ export async function leaderboard(db: Db, kv: KeyValueStore, limit: number, offs
     sql`select a.user_id, u.display_name, a.balance::text as balance
         from ledger_accounts a join users u on u.id = a.user_id
         where a.kind = 'wallet' and a.balance > 0
+          and not exists (select 1 from profiles p where p.user_id = a.user_id and p.visibility = 'hidden')
         order by a.balance desc, a.user_id asc
         limit ${limit + 1} offset ${offset}`,
   );
