@@ -107,8 +107,9 @@ describe("own profile", () => {
       interests: ["hiking", "books", "jazz"],
       photos: ["https://cdn.example.com/p/1.jpg", "https://cdn.example.com/p/2.jpg"],
       languages: ["en", "sw"],
-      latitude: NAIROBI.latitude,
-      longitude: NAIROBI.longitude,
+      // Kept on the 0.01° grid, not as sent (-1.286389, 36.817223).
+      latitude: -1.29,
+      longitude: 36.82,
       city: "Nairobi",
       country: "KE",
       visibility: "visible",
@@ -287,6 +288,26 @@ describe("another person's card", () => {
     });
     expect(expectedKm % 5).toBe(0);
     expect(expectedKm).toBeGreaterThan(300);
+  });
+
+  it("gives away no more than a grid cell, however a viewer moves their own position", async () => {
+    const { t, clock } = app();
+    // Two people a few hundred metres apart in one 0.01° cell.
+    const a = await withProfile(t, clock.now(), { latitude: -1.318237, longitude: 36.851942 });
+    const b = await withProfile(t, clock.now(), { latitude: -1.3151, longitude: 36.8461 });
+    const rows = await queryRows<{ latitude: number; longitude: number }>(env.db.database.db, sql`select latitude, longitude from profiles where user_id in (${a.id}, ${b.id})`);
+    expect(rows).toEqual([{ latitude: -1.32, longitude: 36.85 }, { latitude: -1.32, longitude: 36.85 }]);
+    // A viewer walking across the 5 km and 10 km boundaries around them sees the two flip at the
+    // very same places: nothing tells their true points apart.
+    const viewer = await withProfile(t, clock.now(), NAIROBI);
+    const seen = new Set<number>();
+    for (let step = 0; step < 24; step++) {
+      expect((await put(t, viewer, { latitude: -1.27 + step * 0.004, longitude: 36.9 })).status).toBe(200);
+      const [da, db] = await Promise.all([a, b].map(async (p) => ((await (await getCard(t, viewer, p.id)).json()) as { distanceKm: number }).distanceKm));
+      expect(da, `step ${step}`).toBe(db);
+      seen.add(da as number);
+    }
+    expect(seen.size).toBeGreaterThan(1);
   });
 
   it("rounds short distances to 5 km, and to 1 km under 5 km", async () => {

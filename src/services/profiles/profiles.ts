@@ -150,6 +150,17 @@ function own(row: Row, now: number): OwnProfile {
 const unique = <T,>(values: T[]): T[] => [...new Set(values)];
 
 /** Trims, lower-cases and de-duplicates lists, upper-cases the country: the stored form. */
+/**
+ * Positions are kept on a 0.01° grid (about 1 km; migration 0019). Distances shown to others are
+ * rounded, but measured from a stored exact point they still changed at exact places: a member
+ * moving their own position step by step could find where "5 km" turns into "10 km" around
+ * someone and work out that person's point to the metre. From a grid point, all such a search
+ * finds is the grid point.
+ */
+export function onGrid(degrees: number): number {
+  return Math.round(degrees * 100) / 100;
+}
+
 function normalise(input: ProfileInputBody): ProfileInputBody {
   const out: ProfileInputBody = { ...input };
   if (input.interestedIn) out.interestedIn = unique(input.interestedIn);
@@ -157,6 +168,8 @@ function normalise(input: ProfileInputBody): ProfileInputBody {
   if (input.photos) out.photos = unique(input.photos);
   if (input.languages) out.languages = unique(input.languages.map((l) => l.toLowerCase()));
   if (typeof input.country === "string") out.country = input.country.toUpperCase();
+  if (typeof input.latitude === "number") out.latitude = onGrid(input.latitude);
+  if (typeof input.longitude === "number") out.longitude = onGrid(input.longitude);
   return out;
 }
 
