@@ -23,8 +23,8 @@ describe("the inference port in workerd", () => {
 
   it("serves the AI health route from the Worker entry", async () => {
     const res = await worker.fetch("http://api.test/api/v1/ai-agents/health");
-    const body = (await res.json()) as { status: string; hosts: { models: string[] }[] };
+    const body = (await res.json()) as { status: string; hosts: { reachable: boolean; servesModel: boolean }[] };
     expect(res.status, JSON.stringify(body)).toBe(200);
-    expect(body.hosts[0]?.models).toEqual(["workerd-test:1b"]);
+    expect(body.hosts[0]).toMatchObject({ reachable: true });
   });
 });

@@ -3,11 +3,13 @@ import { createRouter } from "../../http/router";
 import type { HostHealth, InferenceClient } from "../../services/inference";
 import { AI_AGENTS_PREFIX, aiErrors } from "./shared";
 
+/**
+ * Public (decisions.md: up/down and per-dependency status only): no addresses, model names, model
+ * lists or timings, which would tell anyone what runs where.
+ */
 const HostState = z.object({
   host: z.string().openapi({ description: "host-1, host-2… in INFERENCE_URL order (addresses are not shown)" }),
   reachable: z.boolean(),
-  models: z.array(z.string()),
-  latencyMs: z.number().int(),
   coolingDown: z.boolean().openapi({ description: "Failed recently: tried only after the healthy hosts" }),
   servesModel: z.boolean().openapi({ description: "The chat model is among the host's models" }),
   servesEmbedModel: z.boolean().nullable().openapi({ description: "The embedding model is among the host's models; null when none is configured" }),
@@ -15,9 +17,6 @@ const HostState = z.object({
 const AiHealth = z
   .object({
     status: z.enum(["ok", "degraded", "down"]),
-    api: z.enum(["ollama", "openai"]),
-    model: z.string(),
-    embedModel: z.string().nullable().openapi({ description: "INFERENCE_EMBED_MODEL, or null: knowledge-base retrieval then ranks by words alone" }),
     hosts: z.array(HostState),
     timestamp: z.string(),
   })
@@ -32,7 +31,7 @@ const route = createRoute({
   method: "get",
   path: `${AI_AGENTS_PREFIX}/health`,
   tags: ["ai"],
-  summary: "Reachability and loaded models of each inference host",
+  summary: "Whether each inference host answers and serves the configured models",
   security: [],
   middleware: [aiErrors],
   responses: {
@@ -59,8 +58,6 @@ export const aiHealthRoutes = createRouter().openapi(route, async (c) => {
   const hosts = (await probe(inference, c.var.deps.clock.now())).map((h, i) => ({
     host: `host-${i + 1}`,
     reachable: h.reachable,
-    models: h.models,
-    latencyMs: Math.round(h.latencyMs),
     coolingDown: h.coolingDown,
     servesModel: serves(h.models, inference.model),
     servesEmbedModel: inference.embedModel === undefined ? null : serves(h.models, inference.embedModel),
@@ -68,6 +65,6 @@ export const aiHealthRoutes = createRouter().openapi(route, async (c) => {
   const up = hosts.filter((h) => h.reachable).length;
   const status = up === 0 ? ("down" as const) : up === hosts.length ? ("ok" as const) : ("degraded" as const);
   c.header("Cache-Control", "no-store");
-  const body = { status, api: inference.api, model: inference.model, embedModel: inference.embedModel ?? null, hosts, timestamp: new Date(c.var.deps.clock.now()).toISOString() };
+  const body = { status, hosts, timestamp: new Date(c.var.deps.clock.now()).toISOString() };
   return status === "down" ? c.json(body, 503) : c.json(body, 200);
 });
