@@ -202,16 +202,20 @@ export function supportSystemPrompt(language: LanguageCode, fenceRules: string):
 async function askModel(ctx: SupportContext, question: SupportQuestion, hits: Hit[], reasons: EscalationReason[]): Promise<ModelAnswer> {
   const fence = createFence(ctx.random);
   const system = supportSystemPrompt(question.language, fence.rules);
+  // Our own words stand outside the data blocks; whatever the member typed goes inside one.
   const about = [
     question.topic ? `Topic chosen by the member: ${question.topic}` : undefined,
+    reasons.length ? `Signals already detected: ${reasons.join(", ")}` : undefined,
+  ].filter(Boolean);
+  const details = [
     question.platform ? `Platform: ${oneLine(question.platform, 60)}` : undefined,
     question.userType ? `Member type: ${oneLine(question.userType, 60)}` : undefined,
     question.tags?.length ? `Tags: ${question.tags.map((t) => oneLine(t, 40)).join(", ")}` : undefined,
-    reasons.length ? `Signals already detected: ${reasons.join(", ")}` : undefined,
   ].filter(Boolean);
   const user = [
     ...hits.map((h, i) => fence.block(`S${i + 1}`, `${h.section.title}\n\n${h.section.text.slice(0, MAX_SECTION_CHARS)}`)),
     question.context ? fence.block("conversation context", question.context) : undefined,
+    details.length ? fence.block("member details", details.join("\n")) : undefined,
     about.length ? about.join("\n") : undefined,
     fence.block("member question", question.query),
   ]
