@@ -5,6 +5,7 @@ import { createMemoryStore } from "../../src/kv/memory";
 import { systemClock } from "../../src/platform/clock";
 import { webRandom } from "../../src/platform/ids";
 import { rememberConversation, type ContextDeps } from "../../src/services/ai/context-cache";
+import { charCount } from "../../src/services/ai/text";
 import { createInferenceClient, type InferenceApi, type InferenceClient } from "../../src/services/inference";
 import { CASES, EVAL_PROFILE, FEATURES, type Feature, type GoldenCase } from "./cases";
 import { guessLanguage } from "./language";
@@ -105,8 +106,8 @@ async function runCase(client: InferenceClient, golden: GoldenCase): Promise<Cas
     if (said !== golden.language) failures.push({ check: "language", detail: `asked ${golden.language}, answered ${said}: "${text.slice(0, 80)}"` });
     if (golden.maxLength) {
       const { field, max } = golden.maxLength;
-      const final = String(result[field] ?? "").trim().length;
-      const modelSaid = String(answers.at(-1)?.[field] ?? "").trim().length;
+      const final = charCount(String(result[field] ?? "").trim());
+      const modelSaid = charCount(String(answers.at(-1)?.[field] ?? "").trim());
       if (final > max || modelSaid > max) failures.push({ check: "maxLength", detail: `${field}: the model wrote ${modelSaid} characters (answer ${final}), limit ${max}` });
     }
     const everything = JSON.stringify([result, answers]).toLowerCase();

@@ -77,6 +77,16 @@ describe("bio maxLength", () => {
     expect(body.data.metadata?.tokens_used).toBe(36);
   });
 
+  it("counts maxLength in characters: a bio of 114 characters with 100 emoji fits 150 and is not re-asked", async () => {
+    const me = await member(t, env.issuer);
+    const emoji = `Sunrise hikes ${"🌄".repeat(100)}`;
+    expect(Array.from(emoji)).toHaveLength(114);
+    host.script(answer(emoji));
+    const body = await ok<Bio>(await post(t, me, "/bio/rewrite", { ...DETAILED, maxLength: 150 }));
+    expect(body.data.bio).toBe(emoji);
+    expect(host.chats()).toHaveLength(1);
+  });
+
   it("cuts a bio still too long after the re-ask at a sentence boundary", async () => {
     const me = await member(t, env.issuer);
     const long = "I hike every weekend. I bake sourdough on Sundays. I never miss a jazz night in town.";

@@ -44,9 +44,12 @@ describe("cutToLength", () => {
     expect(cutToLength("alpha beta gamma delta epsilon", 20)).toBe("alpha beta gamma");
     expect(cutToLength("a".repeat(50), 10)).toBe("a".repeat(10));
   });
-  it("never splits a surrogate pair", () => {
-    const cut = cutToLength("😀".repeat(20), 9);
-    expect(cut.length).toBeLessThanOrEqual(9);
-    expect(cut).toBe("😀".repeat(4));
+  it("counts characters, not UTF-16 units: an emoji is one, as in the request's validation", () => {
+    expect(cutToLength("😀".repeat(20), 9)).toBe("😀".repeat(9));
+    expect(cutToLength("😀".repeat(9), 9)).toBe("😀".repeat(9));
+    // 60 emoji, a sentence end, then more: the sentence end at character 61 of 70 is kept.
+    const text = `${"😀".repeat(60)}. ${"😎".repeat(20)}`;
+    expect(cutToLength(text, 70)).toBe(`${"😀".repeat(60)}.`);
+    expect(cutToLength(`${"🌍".repeat(40)} ${"🌙".repeat(40)}`, 60)).toBe("🌍".repeat(40));
   });
 });

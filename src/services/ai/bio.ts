@@ -4,7 +4,7 @@ import { ask, conversation, metadata, type AiContext, type AiMetadata } from "./
 import { userContext, type ContextDeps } from "./context-cache";
 import type { LanguageCode } from "./languages";
 import { profileText } from "./profile-text";
-import { cutToLength } from "./text";
+import { charCount, cutToLength } from "./text";
 
 export const BIO_TONES = ["friendly", "casual", "professional"] as const;
 export type BioTone = (typeof BIO_TONES)[number];
@@ -82,7 +82,7 @@ export async function improveBio(ai: AiContext, deps: ContextDeps, actor: Princi
   const convo = conversation(question, ai);
   let result = await ask(ai, question, convo);
   let tokens = result.tokens.total;
-  if (result.value.bio.trim().length > input.maxLength) {
+  if (charCount(result.value.bio.trim()) > input.maxLength) {
     const again = {
       ...convo,
       messages: [
@@ -90,7 +90,7 @@ export async function improveBio(ai: AiContext, deps: ContextDeps, actor: Princi
         { role: "assistant" as const, content: JSON.stringify(result.value) },
         {
           role: "user" as const,
-          content: `The bio has ${result.value.bio.trim().length} characters; the limit is ${input.maxLength}. Answer again with the same JSON fields and a bio of at most ${input.maxLength} characters.`,
+          content: `The bio has ${charCount(result.value.bio.trim())} characters; the limit is ${input.maxLength}. Answer again with the same JSON fields and a bio of at most ${input.maxLength} characters.`,
         },
       ],
     };

@@ -42,23 +42,29 @@ export function contentWords(text: string): Map<string, string> {
 
 /**
  * The longest prefix of `text` within `max` characters that ends at a sentence end, else at a
- * word boundary, else a hard cut. Counts UTF-16 code units like String.length (what clients see).
+ * word boundary, else a hard cut. Counts characters (code points), as the request's validation
+ * does: an emoji is one character, not the two UTF-16 units String.length sees.
  */
 export function cutToLength(text: string, max: number): string {
   const t = text.trim();
-  if (t.length <= max) return t;
-  const head = t.slice(0, max + 1);
+  const chars = Array.from(t);
+  if (chars.length <= max) return t;
+  // At most max + 1 characters: any prefix of it ending before its last character fits.
+  const head = chars.slice(0, max + 1).join("");
+  const half = Math.floor(max / 2);
   let sentenceEnd = -1;
-  for (const m of head.matchAll(/[.!?…](?=\s|$)/g)) if (m.index + 1 <= max) sentenceEnd = m.index + 1;
-  if (sentenceEnd >= Math.floor(max / 2)) return t.slice(0, sentenceEnd).trim();
-  const space = head.lastIndexOf(" ", max);
-  if (space >= Math.floor(max / 2)) return t.slice(0, space).replace(/[\s,;:–-]+$/u, "").trim();
-  let out = "";
-  for (const ch of t) {
-    if (out.length + ch.length > max) break;
-    out += ch;
-  }
-  return out;
+  for (const m of head.matchAll(/[.!?…](?=\s|$)/g)) if (charCount(head.slice(0, m.index + 1)) <= max) sentenceEnd = m.index + 1;
+  if (sentenceEnd >= 0 && charCount(head.slice(0, sentenceEnd)) >= half) return head.slice(0, sentenceEnd).trim();
+  const space = head.lastIndexOf(" ");
+  if (space >= 0 && charCount(head.slice(0, space)) >= half) return head.slice(0, space).replace(/[\s,;:–-]+$/u, "").trim();
+  return chars.slice(0, max).join("");
+}
+
+/** Characters as people count them closely enough and as zod's length checks count them: code points. */
+export function charCount(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
 }
 
 export const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
