@@ -30,6 +30,10 @@ const resultOf = async (res: Response) => {
 };
 const paymentStatusOf = async (t: TestApp, who: Person, id: string) => ((await (await t.request(`/api/payments/${id}/status`, { headers: who.headers })).json()) as { paymentStatus: string }).paymentStatus;
 
+/** The result of delivering card-a's signed order event for a funding request. */
+const cardAOrder = async (t: TestApp, fundingRequestId: string, order?: Parameters<typeof providers.current.cardA.orderWebhook>[1]) =>
+  resultOf(await deliver(t, providers.current.cardA.orderWebhook(fundingRequestId, order)));
+
 async function cardACheckout(t: TestApp, who: Person, amount = 900): Promise<string> {
   return ((await (await post(t, who, "/api/payments/card-a/checkout", { amount })).json()) as { fundingRequestId: string }).fundingRequestId;
 }
@@ -84,8 +88,8 @@ describe("card-a order webhook", () => {
     const t = app();
     const me = await person(t);
     const id = await cardACheckout(t, me, 800);
-    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id)))).toBe("credited");
-    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { status: "failed" })))).toBe("unchanged");
+    expect(await cardAOrder(t, id)).toBe("credited");
+    expect(await cardAOrder(t, id, { status: "failed" })).toBe("unchanged");
     expect(await paymentStatusOf(t, me, id)).toBe("completed");
     expect(await balanceOf(db(), me.id)).toBe(800);
   });
@@ -94,7 +98,7 @@ describe("card-a order webhook", () => {
     const t = app();
     const me = await person(t);
     const id = await cardACheckout(t, me, 800);
-    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { subtotal: 80_000 })))).toBe("unchanged");
+    expect(await cardAOrder(t, id, { subtotal: 80_000 })).toBe("unchanged");
     expect(await creditsOf(db(), id)).toBe(0);
   });
 });
@@ -104,11 +108,11 @@ describe("card-a events other than a paid order", () => {
     const t = app();
     const me = await person(t);
     const id = await cardACheckout(t, me, 650);
-    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { status: "failed", orderId: 7001 })))).toBe("failed");
+    expect(await cardAOrder(t, id, { status: "failed", orderId: 7001 })).toBe("failed");
     expect(await paymentStatusOf(t, me, id)).toBe("failed");
     expect(await balanceOf(db(), me.id)).toBe(0);
     // The payer tried again on the same checkout and paid: money that arrived is credited.
-    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { orderId: 7002 })))).toBe("credited");
+    expect(await cardAOrder(t, id, { orderId: 7002 })).toBe("credited");
     expect(await creditsOf(db(), id)).toBe(1);
     expect(await balanceOf(db(), me.id)).toBe(650);
   });
@@ -117,9 +121,9 @@ describe("card-a events other than a paid order", () => {
     const t = app();
     const me = await person(t);
     const id = await cardACheckout(t, me, 900);
-    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id)))).toBe("credited");
+    expect(await cardAOrder(t, id)).toBe("credited");
     for (const event of ["order_refunded", "subscription_created"]) {
-      expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id, { event, status: "refunded" })))).toBe("ignored");
+      expect(await cardAOrder(t, id, { event, status: "refunded" })).toBe("ignored");
     }
     expect(await balanceOf(db(), me.id)).toBe(900);
     expect(await paymentStatusOf(t, me, id)).toBe("completed");
