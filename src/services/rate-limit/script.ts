@@ -6,7 +6,8 @@ import { BURST_WINDOW_MS, HOUR_MS } from "./limits";
  * One atomic round trip per request. The hourly quotas are sliding-window counters (the
  * previous fixed hour weighted by how much of it still overlaps, plus the current hour); the
  * burst is an exact log of the last 60 s; AI concurrency is a set of leases that expire on
- * their own if an instance dies. A denied request is not counted.
+ * their own if an instance dies. A denied request is not counted, and its retryAfter is the
+ * first whole second at which the same request would be allowed.
  *
  * KEYS: hourCur, hourPrev, burstLog, aiHourCur, aiHourPrev, aiInflight
  * ARGV: now, hourly, burst, member, ai(0|1), aiHourly, aiConcurrent, leaseMs
@@ -26,19 +27,26 @@ local HOUR = ${HOUR_MS}
 local WINDOW = ${BURST_WINDOW_MS}
 local start = now - (now % HOUR)
 local frac = (now - start) / HOUR
+-- Counts are whole numbers; the tolerance keeps a weight that lands exactly on the limit (at the
+-- second retry_after names) from being refused over a rounding error.
+local EPSILON = 1e-9
 
 local function sliding(curKey, prevKey, limit)
   local cur = tonumber(redis.call('GET', curKey) or '0')
   local prev = tonumber(redis.call('GET', prevKey) or '0')
   local used = prev * (1 - frac) + cur
   local retry = 0
-  if used + 1 > limit then
-    if cur + 1 > limit or prev == 0 then
-      retry = math.ceil((start + HOUR - now) / 1000)
+  if used + 1 > limit + EPSILON then
+    local toHourEnd = start + HOUR - now
+    local waitMs
+    if cur + 1 <= limit then
+      -- Room comes back within this hour, as the previous hour's weight fades.
+      waitMs = toHourEnd - (limit - cur - 1) * HOUR / prev
     else
-      local need = 1 - (limit - cur - 1) / prev
-      retry = math.ceil((need - frac) * HOUR / 1000)
+      -- This hour alone is full: next hour it becomes the weighted previous one.
+      waitMs = toHourEnd + HOUR - (limit - 1) * HOUR / cur
     end
+    retry = math.ceil(waitMs / 1000)
     if retry < 1 then retry = 1 end
   end
   return used, retry
@@ -87,6 +95,8 @@ end
 return { denied, retry, math.max(0, math.floor(hourly - used)), math.max(0, math.floor(aiHourly - aiUsed)), inflight }
 `;
 
+const EPSILON = 1e-9;
+
 export interface RateCheckReply {
   denied: 0 | 1 | 2 | 3 | 4;
   retryAfter: number;
@@ -111,9 +121,10 @@ function memoryCheck(kv: MemoryScriptApi, keys: string[], args: string[]): RateC
     const prev = Number(kv.get(prevKey) ?? "0");
     const used = prev * (1 - frac) + cur;
     let retry = 0;
-    if (used + 1 > limit) {
-      retry = cur + 1 > limit || prev === 0 ? Math.ceil((start + HOUR_MS - now) / 1000) : Math.ceil(((1 - (limit - cur - 1) / prev) - frac) * HOUR_MS / 1000);
-      if (retry < 1) retry = 1;
+    if (used + 1 > limit + EPSILON) {
+      const toHourEnd = start + HOUR_MS - now;
+      const waitMs = cur + 1 <= limit ? toHourEnd - ((limit - cur - 1) * HOUR_MS) / prev : toHourEnd + HOUR_MS - ((limit - 1) * HOUR_MS) / cur;
+      retry = Math.max(1, Math.ceil(waitMs / 1000));
     }
     return [used, retry];
   };
