@@ -8,7 +8,6 @@ import type { CachedTierLookup, TierLookup } from "../services/tiers/port";
 import type { UserCache } from "../services/users/ensure-user";
 import type { InferenceClient } from "../services/inference/types";
 
-export type ErrorShape = "standard" | "ai";
 
 /** State an app instance keeps across requests (caches, counters); built once by createApp. */
 export interface Runtime {
@@ -40,7 +39,6 @@ export interface AppVariables {
   principal?: Principal;
   /** Set once the caller is known; the access log reads it. */
   userId?: string;
-  errorShape?: ErrorShape;
   /** The counted request's X-RateLimit-* headers: an error answer built afresh carries them too. */
   rateLimitHeaders?: Record<string, string>;
   /** Present when the request carries an Idempotency-Key the caller now holds. */

@@ -1,6 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, aiBody, codeForStatus, standardBody, type ErrorAnswer } from "../errors";
+import { AI_AGENTS_PREFIX } from "./agents-host";
 import type { AppEnv } from "./env";
 
 function toApiError(err: unknown): ApiError {
@@ -28,11 +29,22 @@ function respond(c: Context<AppEnv>, err: ErrorAnswer): Response {
   for (const name in err.headers) headers[name] = err.headers[name] as string;
   if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
   const body =
-    c.get("errorShape") === "ai"
+    answersInAiShape(c.req.path, err.status)
       ? JSON.stringify(aiBody(err, requestId, c.get("language") ?? "en", new Date(c.get("deps")?.clock.now() ?? Date.now())))
       : standardJson(err, requestId);
   c.set("requestIdOnResponse", true);
   return new Response(body, { status: err.status, headers });
+}
+
+/**
+ * decisions.md: AI routes fail in shape 2, whichever layer refuses the request (the shared body
+ * checks, the admin check, the route itself, an unknown path under the prefix). 401 and 429 keep
+ * shape 1 everywhere: the spec names it the authentication and rate-limit shape. Decided by path
+ * rather than by a flag the AI routes set, because the layers that run before them fail too.
+ */
+function answersInAiShape(path: string, status: number): boolean {
+  if (status === 401 || status === 429) return false;
+  return path.startsWith(AI_AGENTS_PREFIX) && (path.length === AI_AGENTS_PREFIX.length || path[AI_AGENTS_PREFIX.length] === "/");
 }
 
 /**

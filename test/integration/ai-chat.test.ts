@@ -138,6 +138,18 @@ describe("POST /chat/response", () => {
     await expectError(res, 401, "unauthorized");
   });
 
+  it("answers the checks every route shares in shape 2: a body that is not JSON, one too large, an unknown path", async () => {
+    const me = await member(t, env.issuer);
+    const form = await t.request(`${AI}/chat/response`, { method: "POST", headers: { ...me.headers, "content-type": "text/plain" }, body: "Hello there" });
+    expect((await expectAiError(form, 400, "invalid_input")).error.details).toContain("content-type");
+    const huge = JSON.stringify({ message: "x".repeat(1024 * 1024), userId: me.id });
+    await expectAiError(await t.request(`${AI}/chat/response`, { method: "POST", headers: { ...me.headers, "content-type": "application/json" }, body: huge }), 413, "payload_too_large");
+    await expectAiError(await t.request(`${AI}/chat/nowhere`, { headers: me.headers }), 404, "not_found");
+    // Only under the prefix: a path that merely starts with the same letters is another route.
+    await expectError(await t.request(`${AI}x/chat`, { headers: me.headers }), 404, "not_found");
+    expect(host.chats()).toHaveLength(0);
+  });
+
   it("answers 503 service_unavailable when the host is down, 500 internal_error when answers stay invalid", async () => {
     const me = await member(t, env.issuer);
     host.setMode("down");

@@ -147,11 +147,11 @@ describe("the per-user context cache", () => {
     expect(await stats()).toMatchObject({ misses: 2 });
   });
 
-  it("is admin only, and a malformed user id is a shape-2 invalid_input", async () => {
+  it("is admin only (a shape-2 403), and a malformed user id is a shape-2 invalid_input", async () => {
     const t = aiApp(env, [a.url]);
     const me = await member(t, env.issuer);
-    await expectError(await t.request(`${AI}/context/stats`, { headers: me.headers }), 403, "forbidden");
-    await expectError(await post(t, me, `/context/invalidate/${me.id}`, {}), 403, "forbidden");
+    await expectAiError(await t.request(`${AI}/context/stats`, { headers: me.headers }), 403, "forbidden");
+    await expectAiError(await post(t, me, `/context/invalidate/${me.id}`, {}), 403, "forbidden");
     const admin = await member(t, env.issuer, null, { admin: true });
     await expectAiError(await post(t, admin, "/context/invalidate/bad%20id!", {}), 400, "invalid_input");
   });

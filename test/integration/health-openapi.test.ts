@@ -84,6 +84,8 @@ describe("OpenAPI document", () => {
     expect(shapes.get("post /api/v1/wallet/transfer 422")).toBe("Error");
     expect(shapes.get("post /api/v1/ai-agents/support-video/request 409")).toBe("AiError");
     expect(shapes.get("post /api/v1/ai-agents/chat/response 400")).toBe("AiError");
+    expect(shapes.get("get /api/v1/ai-agents/context/stats 403")).toBe("AiError");
+    expect(shapes.get("get /api/v1/admin/api-keys 403")).toBe("Error");
     // Authentication and rate limits answer shape 1 on every route, the AI routes included.
     expect(shapes.get("post /api/v1/ai-agents/chat/response 401")).toBe("Error");
   });

@@ -13,13 +13,13 @@ export { AI_AGENTS_PREFIX } from "../../http/agents-host";
 /**
  * Infrastructure shared by every route under /api/v1/ai-agents:
  * - `aiRoute(access, config)`: protectedRoute ("ai" counts the AI quota; "admin" for the context
- *   cache) plus `aiErrors`, so failures after authentication answer in shape 2 in the request's
- *   language. 401 and 429 keep shape 1, the spec's "authentication and rate-limit shape".
+ *   cache) plus `aiErrors`, which picks the request's language for its shape 2 errors (the error
+ *   handler answers shape 2 under the AI prefix; 401 and 429 keep shape 1, the spec's
+ *   "authentication and rate-limit shape").
  * - `aiValidation(forms)`: the validation hook that names the endpoint's own code (invalid_tone…).
  * - `Language`, `envelope`, `aiError`.
  */
 export const aiErrors: MiddlewareHandler<AppEnv> = async (c, next) => {
-  c.set("errorShape", "ai");
   c.set("language", DEFAULT_LANGUAGE);
   if (c.req.method === "POST" && /json/i.test(c.req.header("content-type") ?? "")) {
     // Hono caches the parsed body, so the validator reads this same parse afterwards.
@@ -47,6 +47,7 @@ export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string
   const responses = {
     500: aiError("The model's answer stayed invalid after one retry (`internal_error`)"),
     503: aiError("No inference host answered in time (`service_unavailable`)"),
+    ...(access === "admin" ? { 403: aiError("Authenticated, but not an admin") } : {}),
     ...withErrorBodies(config.responses, AiErrorBody),
   };
   return protectedRoute(access, { ...config, middleware: [aiErrors, ...own], responses: { 400: aiError("Invalid input: `error.code` names the endpoint's own code"), ...responses } });
