@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { routePath } from "hono/route";
 import { ApiError } from "../errors";
@@ -148,7 +148,7 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
  */
 function requireJsonBodies(formPaths: string[] = [], anyTypePaths: string[] = []): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (BODY_METHODS.has(c.req.method) && (declaresBody(c.req.header("content-length"), c.req.header("transfer-encoding")) || c.req.raw.body !== null)) {
+    if (BODY_METHODS.has(c.req.method) && carriesBody(c)) {
       // Bodies passed on untouched (proxied audio) keep whatever type the client gave them.
       if (anyTypePaths.some((p) => c.req.path.startsWith(p))) return next();
       const type = c.req.header("content-type") ?? "";
@@ -161,6 +161,19 @@ function requireJsonBodies(formPaths: string[] = [], anyTypePaths: string[] = []
     }
     await next();
   };
+}
+
+/**
+ * Whether the request has a body. A declared `Content-Length: 0` is none, although Workers hand
+ * such a request an empty body stream (browsers and `wrangler dev` send the header on body-less
+ * POSTs and DELETEs). Only a request that declares nothing (an in-process Request) is asked for
+ * its stream.
+ */
+function carriesBody(c: Context<AppEnv>): boolean {
+  const length = c.req.header("content-length");
+  const encoding = c.req.header("transfer-encoding");
+  if (length !== undefined || encoding !== undefined) return declaresBody(length, encoding);
+  return c.req.raw.body !== null;
 }
 
 /** HTTP/1.1 frames a request body with Content-Length or Transfer-Encoding; without either there is none. */

@@ -70,6 +70,24 @@ describe("identity on the Worker", () => {
   });
 });
 
+describe("body-less requests on the Worker", () => {
+  it("treat a declared Content-Length: 0 as no body, as browsers and wrangler dev send it", async () => {
+    const person = await signIn();
+    // Over HTTP, workerd gives a request that declares Content-Length: 0 an empty body stream; an
+    // empty string body is the same thing built in-process.
+    const declaredEmpty = { headers: { ...person.headers, "content-length": "0" }, body: "" };
+    for (const init of [{ headers: person.headers }, declaredEmpty]) {
+      const unblock = await call(`/api/v1/blocks/usr_${"0".repeat(26)}`, { method: "DELETE", ...init });
+      expect(unblock.status, JSON.stringify(unblock.body)).toBe(404);
+      const accept = await call("/api/v1/winks/wnk_nothing/accept", { method: "POST", ...init });
+      expect(accept.status, JSON.stringify(accept.body)).toBe(404);
+    }
+    // A body that is there still needs a JSON type.
+    const text = await call("/api/v1/winks/wnk_nothing/accept", { method: "POST", headers: { ...person.headers, "content-type": "text/plain" }, body: "hi" });
+    expect(text.status).toBe(400);
+  });
+});
+
 describe("rate limits in Upstash", () => {
   it("lets exactly the standard plan's 100 requests a minute through when 110 arrive at once", async () => {
     const person = await signIn();
