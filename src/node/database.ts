@@ -7,6 +7,7 @@ import pg from "pg";
 import type { Database, Db } from "../db/port";
 import * as schema from "../db/schema";
 import type { Logger } from "../platform/logger";
+import { lockDataDir } from "./data-dir-lock";
 
 /** A Node database plus the handle migrations need to hold a lock on one connection. */
 export interface NodeDatabase extends Database {
@@ -50,12 +51,14 @@ export function createPgDatabase(url: string, options: { max?: number; logger?: 
 
 /**
  * The embedded default: PostgreSQL compiled to WASM, stored under DATA_DIR. A new data dir runs
- * initdb (about 7 s); reopening takes under a second. One process at a time may open it.
+ * initdb (about 7 s); reopening takes under a second. One process at a time may open it: a
+ * second one (another server, or `npm run db:migrate` while a server runs) fails at once.
  */
 export async function openPgliteDatabase(dataDir: string, logger: Logger): Promise<NodeDatabase> {
   const dir = resolve(dataDir, "pglite");
   const fresh = !existsSync(join(dir, "PG_VERSION"));
   mkdirSync(dir, { recursive: true });
+  const unlock = lockDataDir(resolve(dataDir));
   logger.info(
     fresh
       ? "initialising the embedded database (first start only, about 7 seconds)"
@@ -63,7 +66,13 @@ export async function openPgliteDatabase(dataDir: string, logger: Logger): Promi
     { dataDir: dir },
   );
   const started = Date.now();
-  const client = await PGlite.create(dir);
+  let client: PGlite;
+  try {
+    client = await PGlite.create(dir);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   logger.info("embedded database ready", { ms: Date.now() - started });
   const db = drizzlePglite({ client, schema }) as unknown as Db;
   return {
@@ -72,6 +81,12 @@ export async function openPgliteDatabase(dataDir: string, logger: Logger): Promi
     session: () => ({ db }),
     // PGlite is a single connection already.
     withConnection: (fn) => fn(db),
-    close: () => client.close(),
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        unlock();
+      }
+    },
   };
 }

@@ -48,6 +48,16 @@ async function main(): Promise<void> {
       : undefined;
   reconcile?.unref();
 
+  // A port in use or a HOST that does not resolve: one line, like every failed start, not a trace.
+  server.once("error", (err: NodeJS.ErrnoException) => {
+    clearInterval(reconcile);
+    console.error(JSON.stringify({ level: "error", msg: "startup failed", error: `cannot listen on ${config.HOST}:${config.PORT}: ${err.code ?? err.message}` }));
+    void deps.close().finally(() => {
+      sink.flush();
+      process.exit(1);
+    });
+  });
+
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

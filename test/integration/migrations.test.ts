@@ -57,6 +57,8 @@ describe("embedded PGlite database", () => {
     const again = await openPgliteDatabase(dir, logger);
     try {
       expect(await migrateDatabase(again, logger)).toBe(0);
+      // One opener at a time: a second copy of the pages would lose whatever it did not write last.
+      await expect(openPgliteDatabase(dir, logger)).rejects.toThrow("already open in this process");
     } finally {
       await again.close();
     }

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../support/environment";
 import { freePort, runTs } from "../support/process";
 import { TEST_REDIS_URL } from "../support/services";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { API_NODE_ARGS } from "../../bench/lib/servers";
 import { request as httpRequest } from "node:http";
 import { startTestIssuer } from "../support/issuer";
@@ -40,6 +43,39 @@ describe("the Node entry (npm start)", () => {
     const proc = run({ NODE_ENV: "production" });
     expect(await proc.exited).toBe(1);
     expect(proc.output()).toContain("OIDC_ISSUER");
+  });
+
+  it("refuses to start, in one line, when its port is taken", { timeout: 40_000 }, async () => {
+    const taken = createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => taken.listen(port, "127.0.0.1", resolve));
+    try {
+      const proc = run({ DATABASE_URL: env.db.url, PORT: String(port), LOG_LEVEL: "silent" });
+      expect(await proc.exited).toBe(1);
+      expect(proc.output()).toContain('"msg":"startup failed"');
+      expect(proc.output()).toContain(`cannot listen on 127.0.0.1:${port}: EADDRINUSE`);
+      expect(proc.output()).not.toMatch(/^\s+at /m);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("refuses a second server on the same embedded DATA_DIR, naming the first", { timeout: 60_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "api-entry-"));
+    const port = await freePort();
+    const first = run({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: "silent" });
+    try {
+      expect((await waitForHealth(`http://127.0.0.1:${port}/health`, 45_000)).status).toBe(200);
+      const second = run({ DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: "silent" });
+      expect(await second.exited).toBe(1);
+      expect(second.output()).toContain(`is in use by process ${first.child.pid}`);
+      // The first server is untouched by the attempt.
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    } finally {
+      first.child.kill("SIGKILL");
+      await first.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("migrates an empty database, serves health on Postgres and Redis, and stops on SIGTERM", { timeout: 40_000 }, async () => {
