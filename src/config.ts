@@ -30,6 +30,28 @@ const urlList = z.string().transform((v, ctx) => {
   return parts.map((p) => p.replace(/\/+$/, ""));
 });
 
+/**
+ * `KES=0.0077,EUR=1.08` → { KES: 0.0077, EUR: 1.08 }. Every entry must read; a typo would
+ * otherwise drop a currency silently (its payments refused) or, for USD, change what every
+ * payment credits.
+ */
+const fxRates = z.string().transform((v, ctx) => {
+  const rates: Record<string, number> = {};
+  for (const entry of v.split(",").map((e) => e.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z]{3,5})\s*=\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)$/.exec(entry);
+    const code = m?.[1]?.toUpperCase();
+    const rate = Number(m?.[2]);
+    if (!m || !code || !(rate > 0) || !Number.isFinite(rate)) {
+      ctx.addIssue({ code: "custom", message: `entry '${entry.slice(0, 40)}' is not CODE=rate with a positive rate (e.g. KES=0.0077)` });
+    } else if (code === "USD") {
+      ctx.addIssue({ code: "custom", message: "must not set USD: coins are priced in US cents, so its rate is always 1" });
+    } else if (Object.hasOwn(rates, code)) {
+      ctx.addIssue({ code: "custom", message: `sets ${code} twice` });
+    } else rates[code] = rate;
+  }
+  return Object.freeze(rates);
+});
+
 export const configSchema = z
   .object({
     NODE_ENV: withDefault(z.enum(["development", "test", "production"]), "development"),
@@ -104,7 +126,7 @@ export const configSchema = z
     /** How this API is reached from outside (card-b redirect, crypto IPN URL); defaults to the request's origin. */
     PAYMENTS_PUBLIC_URL: optional(httpUrl),
     /** US dollars per unit of each other currency, e.g. `KES=0.0077,EUR=1.08`; USD is always 1. */
-    PAYMENT_FX_RATES: withDefault(z.string(), ""),
+    PAYMENT_FX_RATES: withDefault(fxRates, ""),
     /** The most coins one payment may credit. */
     PAYMENT_MAX_COINS: withDefault(z.coerce.number().int().min(51).max(Number.MAX_SAFE_INTEGER), 1_000_000),
     /** Each call to a payment provider gives up after this long (502 provider_error). */

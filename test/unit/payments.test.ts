@@ -8,7 +8,7 @@ const config = (env: Record<string, string> = {}) => parseConfig({ NODE_ENV: "te
 
 describe("payment money rules", () => {
   it("credits 1 coin per US cent and converts other currencies at the configured rate, rounding down", () => {
-    const c = config({ PAYMENT_FX_RATES: "KES=0.0077, eur=1.08, bad, XX=1, NGN=-1" });
+    const c = config({ PAYMENT_FX_RATES: "KES=0.0077, eur = 1.08" });
     expect([...fxRates(c).keys()].sort()).toEqual(["EUR", "KES", "USD"]);
     expect(coinsFor(c, 19.99, "USD")).toBe(1999);
     expect(coinsFor(c, 0.51, "USD")).toBe(51);
@@ -17,6 +17,24 @@ describe("payment money rules", () => {
     expect(() => coinsFor(c, 0.5, "USD")).toThrow(/more than 50/);
     expect(() => coinsFor(c, 10, "NGN")).toThrow(/not accepted/);
     expect(() => coinsFor(c, 10_000.01, "USD")).toThrow(/at most/);
+  });
+});
+
+describe("PAYMENT_FX_RATES", () => {
+  it("refuses, naming the variable, any entry that does not read instead of dropping it", () => {
+    for (const bad of ["garbage", "KES=0,0077", "KES:0.0077", "EUR=1.08;KES=0.0077", "NGN=-1", "KES=0", "XX=1", "KES=1e999", "KES=0.0077,KES=0.008"]) {
+      expect(() => config({ PAYMENT_FX_RATES: bad }), bad).toThrow(/PAYMENT_FX_RATES/);
+    }
+  });
+
+  it("keeps USD at 1: coins are US cents, and a rate for it would change every payment's credit", () => {
+    expect(() => config({ PAYMENT_FX_RATES: "USD=2" })).toThrow(/PAYMENT_FX_RATES must not set USD/);
+    expect(coinsFor(config({ PAYMENT_FX_RATES: "KES=0.0077" }), 10, "USD")).toBe(1000);
+  });
+
+  it("is USD alone when unset or blank", () => {
+    expect([...fxRates(config()).entries()]).toEqual([["USD", 1]]);
+    expect([...fxRates(config({ PAYMENT_FX_RATES: " " })).entries()]).toEqual([["USD", 1]]);
   });
 });
 

@@ -3,15 +3,9 @@ import { ApiError } from "../../errors";
 
 const CURRENCY = /^[A-Z]{3,5}$/;
 
-/** US dollars per unit of each currency, from PAYMENT_FX_RATES (`KES=0.0077,EUR=1.08`); USD is 1. */
+/** US dollars per unit of each currency, from PAYMENT_FX_RATES (parsed with the config); USD is 1. */
 export function fxRates(config: Config): Map<string, number> {
-  const rates = new Map<string, number>([["USD", 1]]);
-  for (const part of config.PAYMENT_FX_RATES.split(",")) {
-    const [code, value] = part.split("=").map((s) => s.trim());
-    const rate = Number(value);
-    if (code && CURRENCY.test(code.toUpperCase()) && Number.isFinite(rate) && rate > 0) rates.set(code.toUpperCase(), rate);
-  }
-  return rates;
+  return new Map<string, number>([["USD", 1], ...Object.entries(config.PAYMENT_FX_RATES)]);
 }
 
 const invalid = (path: string, message: string) => new ApiError("invalid_input", message, { details: [{ path, message }] });
