@@ -139,18 +139,36 @@ export const configSchema = z
     PAYMENT_EXPIRE_AFTER_SECONDS: withDefault(z.coerce.number().int().min(60).max(90 * 86_400), 86_400),
     /** Node only: how often the reconciliation runs in-process; 0 turns it off (Workers use the cron trigger). */
     PAYMENT_RECONCILE_INTERVAL_SECONDS: withDefault(z.coerce.number().int().min(0).max(86_400), 300),
-  })
-  .superRefine((c, ctx) => {
-    if (c.UPSTASH_REDIS_REST_URL && !c.UPSTASH_REDIS_REST_TOKEN) {
-      ctx.addIssue({ code: "custom", path: ["UPSTASH_REDIS_REST_TOKEN"], message: "is required when UPSTASH_REDIS_REST_URL is set" });
-    }
-    if (c.OIDC_ISSUER && !c.OIDC_AUDIENCE) {
-      ctx.addIssue({ code: "custom", path: ["OIDC_AUDIENCE"], message: "is required when OIDC_ISSUER is set" });
-    }
-    if (c.NODE_ENV === "production" && !c.OIDC_ISSUER) {
-      ctx.addIssue({ code: "custom", path: ["OIDC_ISSUER"], message: "is required in production (the development issuer is never used there)" });
-    }
   });
+
+export type ConfigIssue = { variable: string; message: string };
+
+/**
+ * The rules that tie variables together. Read from the raw environment (blank = unset) rather
+ * than after parsing, so that they are reported with any malformed field in the same message:
+ * a deployment learns every variable to fix at once.
+ */
+function crossFieldIssues(env: Record<string, unknown>): ConfigIssue[] {
+  const set = (name: string) => blankToUndefined(env[name]) !== undefined;
+  const issues: ConfigIssue[] = [];
+  if (set("UPSTASH_REDIS_REST_URL") && !set("UPSTASH_REDIS_REST_TOKEN")) {
+    issues.push({ variable: "UPSTASH_REDIS_REST_TOKEN", message: "is required when UPSTASH_REDIS_REST_URL is set" });
+  }
+  if (set("OIDC_ISSUER") && !set("OIDC_AUDIENCE")) issues.push({ variable: "OIDC_AUDIENCE", message: "is required when OIDC_ISSUER is set" });
+  const nodeEnv = blankToUndefined(env.NODE_ENV);
+  if (typeof nodeEnv === "string" && nodeEnv.trim() === "production" && !set("OIDC_ISSUER")) {
+    issues.push({ variable: "OIDC_ISSUER", message: "is required in production (the development issuer is never used there)" });
+  }
+  return issues;
+}
+
+/** Every problem with the environment, field by field and across fields; the config when there is none. */
+export function checkConfig(env: Record<string, unknown>): { config: Config; issues: [] } | { config: undefined; issues: ConfigIssue[] } {
+  const result = configSchema.safeParse(env);
+  const issues = result.success ? [] : result.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? "environment"), message: issue.message }));
+  issues.push(...crossFieldIssues(env));
+  return result.success && issues.length === 0 ? { config: result.data, issues: [] } : { config: undefined, issues };
+}
 
 export type Config = z.output<typeof configSchema>;
 
@@ -165,12 +183,7 @@ export class ConfigError extends Error {
 
 /** Parses the environment once; throws a ConfigError that names every bad variable. */
 export function parseConfig(env: Record<string, unknown>): Config {
-  const result = configSchema.safeParse(env);
-  if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => ({
-      variable: String(issue.path[0] ?? "environment"),
-      message: issue.message,
-    })),
-  );
+  const { config, issues } = checkConfig(env);
+  if (config === undefined) throw new ConfigError(issues);
+  return config;
 }

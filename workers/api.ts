@@ -1,7 +1,7 @@
 import type { ExecutionContext } from "hono";
 import { createApp, type App } from "../src/app";
 import { TokenRejected, createOidcVerifier, type TokenVerifier } from "../src/auth/tokens";
-import { ConfigError, configSchema, type Config } from "../src/config";
+import { checkConfig, ConfigError, type Config } from "../src/config";
 import { createNeonDatabase } from "../src/db/neon";
 import type { AppDeps } from "../src/deps";
 import { ApiError, standardBody } from "../src/errors";
@@ -158,14 +158,18 @@ type Issue = { variable: string; message: string };
  * deployment names every variable to fix at once rather than one per deploy.
  */
 function loadConfig(env: WorkerEnv): { config: Config; databaseUrl: string; local: { wsProxy?: string; insecure?: boolean } } {
-  const parsed = configSchema.safeParse(env);
-  const issues: Issue[] = parsed.success
-    ? []
-    : parsed.error.issues.map((issue) => ({ variable: String(issue.path[0] ?? "environment"), message: issue.message }));
+  const { config, issues: found } = checkConfig(env);
+  const issues: Issue[] = [...found];
 
   if (stringBinding(env.DATABASE_URL) === undefined) {
     // Node has an embedded database to fall back on; Workers have no file system for one.
     issues.push({ variable: "DATABASE_URL", message: "is required on Workers" });
+  }
+
+  if (stringBinding(env.NODE_ENV) === "production" && stringBinding(env.UPSTASH_REDIS_REST_URL) === undefined) {
+    // Each isolate would count limits on its own: the hourly quota, the burst and AI in flight
+    // multiplied by however many isolates serve a caller, with only a log line to show for it.
+    issues.push({ variable: "UPSTASH_REDIS_REST_URL", message: "is required in production on Workers (rate limits and caches are shared through it)" });
   }
 
   // The proxy bindings let tests and `wrangler dev` reach a plain Postgres; real Neon needs neither.
@@ -180,10 +184,10 @@ function loadConfig(env: WorkerEnv): { config: Config; databaseUrl: string; loca
     issues.push({ variable: "NEON_INSECURE_WS", message: "is not allowed in production" });
   }
 
-  if (!parsed.success || parsed.data.DATABASE_URL === undefined || issues.length > 0) throw new ConfigError(issues);
+  if (config === undefined || config.DATABASE_URL === undefined || issues.length > 0) throw new ConfigError(issues);
   return {
-    config: parsed.data,
-    databaseUrl: parsed.data.DATABASE_URL,
+    config,
+    databaseUrl: config.DATABASE_URL,
     local: { ...(wsProxy !== undefined ? { wsProxy } : {}), ...(insecure ? { insecure } : {}) },
   };
 }

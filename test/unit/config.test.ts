@@ -50,6 +50,11 @@ describe("parseConfig", () => {
     expect(err.variables).toEqual(expect.arrayContaining(["PORT", "DATABASE_URL"]));
   });
 
+  it("names the rules across variables together with a malformed one", () => {
+    const err = configError({ NODE_ENV: "production", LOG_LEVEL: "x", UPSTASH_REDIS_REST_URL: "https://example.upstash.io" });
+    expect(err.variables).toEqual(["LOG_LEVEL", "UPSTASH_REDIS_REST_TOKEN", "OIDC_ISSUER"]);
+  });
+
   it("splits INFERENCE_URL into hosts without trailing slashes", () => {
     expect(parseConfig({ INFERENCE_URL: "http://gpu-1:11434/, http://gpu-2:11434" }).INFERENCE_URL).toEqual([
       "http://gpu-1:11434",

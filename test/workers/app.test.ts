@@ -153,7 +153,13 @@ describe("a Worker with invalid configuration", () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
     const { res, body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, DATABASE_URL: undefined });
     expect(res.status).toBe(503);
-    expect(body.message).toBe("invalid configuration: OIDC_ISSUER, DATABASE_URL");
+    expect(body.message).toBe("invalid configuration: OIDC_ISSUER, DATABASE_URL, UPSTASH_REDIS_REST_URL");
+  });
+
+  it("names the cross-variable rules along with a malformed one", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const { body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, LOG_LEVEL: "verbose", UPSTASH_REDIS_REST_URL: "https://kv.example" });
+    expect(body.message).toBe("invalid configuration: LOG_LEVEL, UPSTASH_REDIS_REST_TOKEN, OIDC_ISSUER");
   });
 
   it("refuses ws:// to the database in production", async () => {
@@ -163,6 +169,8 @@ describe("a Worker with invalid configuration", () => {
       NODE_ENV: "production",
       OIDC_ISSUER: "https://issuer.example",
       OIDC_AUDIENCE: "api",
+      UPSTASH_REDIS_REST_URL: "https://kv.example",
+      UPSTASH_REDIS_REST_TOKEN: "token",
       NEON_INSECURE_WS: "true",
     });
     expect(res.status).toBe(503);
