@@ -37,6 +37,20 @@ export class TokenRejected extends Error {
   }
 }
 
+/**
+ * The issuer's keys could not be had (discovery or the key set unreachable, slow or broken): not
+ * the token's fault, so the caller is told to retry (503), not that their credential is bad.
+ */
+export class IssuerUnavailable extends Error {
+  constructor(readonly reason: string) {
+    super(`identity provider unavailable: ${reason}`);
+    this.name = "IssuerUnavailable";
+  }
+}
+
+/** Discovery and the key set are each given this long. */
+const ISSUER_TIMEOUT_MS = 5_000;
+
 function readRoles(payload: JWTPayload, claim: string): string[] {
   // Dotted names reach into nested claims, e.g. "realm_access.roles".
   let value: unknown = payload;
@@ -98,6 +112,7 @@ async function verifyOnce(o: VerifierOptions, token: string): Promise<{ token: V
       requiredClaims: ["sub", "exp"],
     }));
   } catch (err) {
+    if (err instanceof IssuerUnavailable) throw err;
     throw new TokenRejected(describeFailure(err));
   }
   if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255) throw new TokenRejected("bad sub");
@@ -147,7 +162,7 @@ export function createOidcVerifier(o: {
   async function discover(): Promise<string> {
     const cached = await o.kv.get(discoveryKey).catch(() => null);
     if (cached) return cached;
-    const res = await o.fetch(`${issuer}/.well-known/openid-configuration`, { headers: { accept: "application/json" } });
+    const res = await o.fetch(`${issuer}/.well-known/openid-configuration`, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(ISSUER_TIMEOUT_MS) });
     if (!res.ok) throw new Error(`discovery answered ${res.status}`);
     const doc = (await res.json()) as DiscoveryDocument;
     if (typeof doc.jwks_uri !== "string") throw new Error("discovery document has no jwks_uri");
@@ -164,7 +179,7 @@ export function createOidcVerifier(o: {
       [customFetch]: fetchImpl,
       cooldownDuration: 30_000,
       cacheMaxAge: 600_000,
-      timeoutDuration: 5_000,
+      timeoutDuration: ISSUER_TIMEOUT_MS,
     });
     return { getKey, cache };
   }
@@ -172,13 +187,17 @@ export function createOidcVerifier(o: {
   async function getKey(...args: Parameters<JWTVerifyGetKey>) {
     resolver ??= init().catch((err: unknown) => {
       resolver = undefined;
-      throw err;
+      throw new IssuerUnavailable(`discovery failed: ${describeFailure(err)}`);
     });
     const { getKey: remote, cache } = await resolver;
     liveCache = cache;
     const before = "uat" in cache ? cache.uat : undefined;
     try {
       return await remote(args[0], args[1] as never);
+    } catch (err) {
+      // No key for the token's kid (or several) is the token's problem; anything else is the issuer's.
+      if (err instanceof joseErrors.JWKSNoMatchingKey || err instanceof joseErrors.JWKSMultipleMatchingKeys) throw err;
+      throw new IssuerUnavailable(`key set: ${describeFailure(err)}`);
     } finally {
       // jose updated the shared cache object in place after a fetch: persist it for other isolates.
       if ("uat" in cache && cache.uat !== before) {

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { TokenRejected } from "../auth/tokens";
+import { IssuerUnavailable, TokenRejected } from "../auth/tokens";
 import type { Principal, Role } from "../auth/principal";
 import { ApiError } from "../errors";
 import { KEY_PATTERN, ROTATE_AFTER_MS, checkApiKey } from "../services/api-keys/keys";
@@ -36,6 +36,10 @@ async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> 
   try {
     verified = await deps.tokenVerifier.verify(token);
   } catch (err) {
+    if (err instanceof IssuerUnavailable) {
+      deps.logger.error("identity provider unavailable", { requestId: c.get("requestId"), reason: err.reason });
+      throw new ApiError("service_unavailable", "the identity provider cannot be reached; retry shortly");
+    }
     if (!(err instanceof TokenRejected)) throw err;
     deps.logger.info("token rejected", { requestId: c.var.requestId, reason: err.reason });
     throw unauthorized("invalid or missing key");
