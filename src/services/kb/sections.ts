@@ -15,7 +15,10 @@ export interface Section {
   text: string;
 }
 
-const HEADING = /^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$/;
+// Linear on purpose: a pattern that also strips the closing #s (lazy text, then optional blanks
+// and #s) backtracks cubically on a heading followed by a long run of blanks, and KB text comes
+// from admins and from fetched third-party pages.
+const HEADING = /^(#{1,6})[ \t]+(\S.*)$/;
 const FENCE = /^\s*(```|~~~)/;
 
 export function slug(text: string): string {
@@ -61,6 +64,7 @@ export function splitSections(markdown: string, options: { idPrefix: string; sou
   const sections: Section[] = [];
   const stack: { level: number; title: string }[] = [];
   const used = new Set<string>();
+  const nextSuffix = new Map<string, number>();
   let body: string[] = [];
   let current: { title: string; path: string[] } = { title: options.documentTitle, path: [] };
   let fenced = false;
@@ -70,8 +74,14 @@ export function splitSections(markdown: string, options: { idPrefix: string; sou
     body = [];
     if (!text) return;
     const slugPath = [...current.path, current.title].map(slug).join("/");
-    let id = `${options.idPrefix}#${slugPath}`;
-    for (let n = 2; used.has(id); n++) id = `${options.idPrefix}#${slugPath}-${n}`;
+    const base = `${options.idPrefix}#${slugPath}`;
+    let id = base;
+    // Each repeated id resumes counting where the last one stopped: thousands of equal headings
+    // would otherwise cost a scan over all the earlier ones each.
+    for (let n = nextSuffix.get(base) ?? 2; used.has(id); n++) {
+      id = `${base}-${n}`;
+      nextSuffix.set(base, n + 1);
+    }
     used.add(id);
     const category = categoryOfHeading(current.path[0] ?? current.title) ?? categoryOf(`${current.title} ${text}`) ?? "technical";
     sections.push({
@@ -93,11 +103,25 @@ export function splitSections(markdown: string, options: { idPrefix: string; sou
     }
     flush();
     const level = heading[1]!.length;
-    const title = heading[2]!.trim();
+    const title = headingText(heading[2]!);
     while (stack.length && stack[stack.length - 1]!.level >= level) stack.pop();
     current = { title, path: stack.map((h) => h.title) };
     stack.push({ level, title });
   }
   flush();
   return sections;
+}
+
+/**
+ * A heading's text without its optional closing sequence: trailing #s count as one only after a
+ * blank (CommonMark), so "C#" keeps its #. A loop, not a pattern (see HEADING).
+ */
+function headingText(raw: string): string {
+  const text = raw.trimEnd();
+  let end = text.length;
+  while (end > 0 && text[end - 1] === "#") end--;
+  if (end === text.length) return text;
+  if (end === 0) return text;
+  const before = text[end - 1];
+  return before === " " || before === "\t" ? text.slice(0, end).trimEnd() || text : text;
 }

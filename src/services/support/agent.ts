@@ -84,10 +84,38 @@ export function ticketHintFor(question: SupportQuestion, category: SupportCatego
   return oneLine(`${category}: ${question.query}`, 160 - flags.length) + flags;
 }
 
+const LATIN_END = new Set([".", "!", "?"]);
+const CJK_END = new Set(["。", "！", "？"]);
+
+/**
+ * Sentences in one forward pass. A Latin terminator ends a sentence only before a blank or the
+ * end, so "$4.99", "v2.5" and "help.example.com" stay whole; CJK terminators end one wherever
+ * they are (that script puts no blank after them).
+ */
+export function sentencesOf(plain: string): string[] {
+  const sentences: string[] = [];
+  let start = 0;
+  for (let i = 0; i < plain.length; i++) {
+    const c = plain[i] as string;
+    if (!LATIN_END.has(c) && !CJK_END.has(c)) continue;
+    let end = i + 1;
+    while (end < plain.length && (LATIN_END.has(plain[end] as string) || CJK_END.has(plain[end] as string))) end++;
+    if (CJK_END.has(plain[end - 1] as string) || end === plain.length || plain[end] === " ") {
+      if (plain[end] === " ") end++;
+      sentences.push(plain.slice(start, end));
+      start = end;
+    }
+    i = end - 1;
+  }
+  if (start < plain.length) sentences.push(plain.slice(start));
+  return sentences;
+}
+
 /** The first sentences of a section, up to about `max` characters. */
 export function leadSentences(text: string, max = 420): string {
-  const plain = text.replace(/^[-*]\s+/gm, "").replace(/\s+/g, " ").trim();
-  const sentences = plain.match(/[^.!?。！？]+[.!?。！？]+(\s|$)|[^.!?。！？]+$/g) ?? [plain];
+  // Only the opening can be quoted: a long section is not read to its end.
+  const plain = text.slice(0, max * 8).replace(/^[-*]\s+/gm, "").replace(/\s+/g, " ").trim();
+  const sentences = sentencesOf(plain);
   let out = "";
   for (const s of sentences) {
     if (out && out.length + s.length > max) break;
