@@ -101,17 +101,25 @@ export function createKbCache(clock: Clock): KbCache {
       return snapshot;
     }
     const fresh = await loadSnapshot(db);
-    snapshot = fresh;
-    if (started === generation) checkedAt = checked;
+    // A load that began before a write may finish after the write's own reload: its data is
+    // older, so it answers its own caller but is not kept.
+    if (started === generation) {
+      snapshot = fresh;
+      checkedAt = checked;
+    }
     return fresh;
   };
 
   return {
     async get(db) {
       if (snapshot && clock.now() - checkedAt < KB_CACHE_MS) return snapshot;
-      pending ??= refresh(db).finally(() => {
-        pending = undefined;
-      });
+      if (!pending) {
+        const current = refresh(db).finally(() => {
+          // Only its own: an older refresh ending late must not drop the newer one in flight.
+          if (pending === current) pending = undefined;
+        });
+        pending = current;
+      }
       return pending;
     },
     invalidate() {
