@@ -14,11 +14,39 @@ describe("escalation words", () => {
     ["this profile is a minor", ["minor"]],
     ["he is blackmailing me", ["extortion"]],
     ["me está haciendo chantaje", ["extortion"]],
+    // The other scripts of the spec's first thirteen languages.
+    ["Я хочу покончить с собой", ["self_harm"]],
+    ["Он угрожает мне", ["threat"]],
+    ["Он меня шантажирует и вымогает деньги", ["extortion"]],
+    ["أريد أن أموت", ["self_harm"]],
+    ["اريد ان اموت", ["self_harm"]],
+    ["هذا الحساب لقاصر", ["minor"]],
+    ["他威胁我", ["threat"]],
+    ["我想自杀", ["self_harm"]],
+    ["對方是未成年", ["minor"]],
+    ["死にたいです", ["self_harm"]],
+    ["写真で恐喝されています", ["extortion"]],
+    ["죽고 싶어요", ["self_harm"]],
+    ["상담원과 통화하고 싶어요", ["asked_for_person"]],
+    ["वह मुझे धमकी दे रहा है", ["threat"]],
+    ["मैं आत्महत्या करना चाहता हूँ", ["self_harm"]],
   ])("%s → %j", (text, reasons) => {
     expect(escalationReasons(text)).toEqual(reasons);
   });
 
-  it.each(["I'd like a refund", "what kind of plans are there", "a minor issue with my photos", "my account is set to hidden", "how do I pass on someone"])(
+  it.each([
+    "I'd like a refund",
+    "what kind of plans are there",
+    "a minor issue with my photos",
+    "my account is set to hidden",
+    "how do I pass on someone",
+    "Как купить монеты?",
+    "كيف أشتري العملات؟",
+    "怎么购买金币？",
+    "コインの買い方を教えてください",
+    "아이디를 잊어버렸어요",
+    "मैं सिक्के कैसे खरीदूं?",
+  ])(
     "ordinary question: %s",
     (text) => {
       expect(escalationReasons(text)).toEqual([]);
