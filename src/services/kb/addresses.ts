@@ -71,6 +71,7 @@ const BLOCKED_V6: Range[] = [
   cidr6("::", 128),
   cidr6("::1", 128),
   cidr6("100::", 64), // discard
+  cidr6("64:ff9b:1::", 48), // local-use NAT64 (RFC 8215): translates to the operator's own networks
   cidr6("2001::", 23), // IETF protocol assignments (Teredo and friends)
   cidr6("2001:db8::", 32), // documentation
   cidr6("fc00::", 7), // unique-local (also fd00:ec2::254, a cloud metadata address)
@@ -94,6 +95,7 @@ function embeddedV4(value: bigint): bigint | undefined {
   const low32 = value & 0xffffffffn;
   if (high96 === 0xffffn) return low32; // ::ffff:a.b.c.d (IPv4-mapped)
   if (high96 === 0n) return low32; // ::a.b.c.d (IPv4-compatible, deprecated)
+  if (high96 === 0xffff0000n) return low32; // ::ffff:0:a.b.c.d (IPv4-translated, SIIT)
   if (value >> 32n === 0x0064ff9b0000000000000000n) return low32; // 64:ff9b::/96 NAT64
   if (value >> 112n === 0x2002n) return (value >> 80n) & 0xffffffffn; // 2002::/16 6to4
   return undefined;
