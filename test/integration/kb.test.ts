@@ -222,10 +222,12 @@ describe("knowledge base assets", () => {
     await expectError(await t.request("/api/v1/kb/assets", { method: "POST", headers: { ...admin.headers, "content-type": "text/plain" }, body: "hi" }), 400, "invalid_input");
   });
 
-  it("takes a file just under 10 MiB and answers 413 above it", async () => {
+  it("takes a file of exactly 10 MiB and answers 413 above it", async () => {
     const { t } = app();
     const admin = await signIn(t, env.issuer, { admin: true });
-    const under = `# Big\n\n${"word ".repeat((10 * 1024 * 1024 - 4096) / 5)}`;
+    const head = "# Big\n\n";
+    const under = `${head}${"word ".repeat((10 * 1024 * 1024 - head.length) / 5)}`.padEnd(10 * 1024 * 1024, ".");
+    expect(under.length).toBe(10 * 1024 * 1024);
     const ok = await upload(t, admin, { name: "big.md", type: "text/markdown", body: under });
     expect(ok.status, await ok.clone().text()).toBe(201);
     const over = await upload(t, admin, { name: "bigger.md", type: "text/markdown", body: "x".repeat(10 * 1024 * 1024 + 1) });
