@@ -79,9 +79,31 @@ describe("the knowledge base document", () => {
     const text = await res.text();
     expect(text.startsWith("#")).toBe(true);
     const etag = res.headers.get("etag");
-    expect(etag).toMatch(/^"kb-\d+"$/);
-    const again = await t.request("/api/v1/kb", { headers: { ...user.headers, "if-none-match": etag! } });
+    expect(etag).toMatch(/^"kb-\d+\.md"$/);
+    const again = await t.request("/api/v1/kb", { headers: { ...user.headers, accept: "text/markdown", "if-none-match": etag! } });
     expect(again.status).toBe(304);
+    // The JSON form has a tag of its own: the Markdown copy's tag does not confirm it.
+    const json = await t.request("/api/v1/kb", { headers: { ...user.headers, "if-none-match": etag! } });
+    expect(json.status).toBe(200);
+    expect(json.headers.get("etag")).toBe(etag!.replace(".md", ""));
+  });
+
+  it("reads If-None-Match as HTTP does: weak tags, lists and * match; Accept with q=0 or a wildcard keeps JSON", async () => {
+    const { t } = app();
+    const user = await signIn(t, env.issuer);
+    const tag = (await t.request("/api/v1/kb", { headers: user.headers })).headers.get("etag")!;
+    for (const header of [`W/${tag}`, `"other", ${tag}`, "*"]) {
+      expect((await t.request("/api/v1/kb", { headers: { ...user.headers, "if-none-match": header } })).status, header).toBe(304);
+    }
+    expect((await t.request("/api/v1/kb", { headers: { ...user.headers, "if-none-match": '"kb-0"' } })).status).toBe(200);
+    for (const accept of ["text/markdown;q=0", "*/*", "text/*", "application/json, text/markdown;q=0.5"]) {
+      const res = await t.request("/api/v1/kb", { headers: { ...user.headers, accept } });
+      expect(res.headers.get("content-type"), accept).toMatch(/^application\/json/);
+    }
+    for (const accept of ["text/markdown", "application/json;q=0.5, text/markdown", "text/markdown, application/json"]) {
+      const res = await t.request("/api/v1/kb", { headers: { ...user.headers, accept } });
+      expect(res.headers.get("content-type"), accept).toMatch(/^text\/markdown/);
+    }
   });
 
   it("a PUT replaces the document at once on the writer's instance and within 10 minutes on others", async () => {

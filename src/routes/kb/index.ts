@@ -1,3 +1,4 @@
+import { noneMatchHits, prefers } from "../../http/conditional";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { principalOf } from "../../http/auth";
@@ -96,14 +97,14 @@ export const kbRoutes = createRouter()
     }),
     async (c) => {
       const doc = await readKb(kbContext(c));
-      const etag = `"kb-${doc.version}"`;
+      const markdown = prefers(c.req.header("accept"), "text/markdown", "application/json");
+      // Each representation has its own tag: a 304 must not confirm a copy in the other form.
+      const etag = markdown ? `"kb-${doc.version}.md"` : `"kb-${doc.version}"`;
       c.header("ETag", etag);
       c.header("Cache-Control", "private, no-cache");
       c.header("Vary", "Accept");
-      if (c.req.header("if-none-match") === etag) return c.body(null, 304);
-      if (/\btext\/markdown\b/i.test(c.req.header("accept") ?? "")) {
-        return c.body(doc.content, 200, { "Content-Type": "text/markdown; charset=utf-8" });
-      }
+      if (noneMatchHits(c.req.header("if-none-match"), etag)) return c.body(null, 304);
+      if (markdown) return c.body(doc.content, 200, { "Content-Type": "text/markdown; charset=utf-8" });
       return c.json(doc, 200);
     },
   )
