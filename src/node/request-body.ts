@@ -5,8 +5,12 @@
  * refused for its missing Content-Type. Such a request reaches the app without a body, as it
  * would on Workers.
  */
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
 export function withoutUnframedBody(req: Request): Request {
-  if (req.method === "GET" || req.method === "HEAD" || req.headers.has("transfer-encoding")) return req;
+  // Only the methods the app reads bodies of: rebuilding a TRACE (which fetch's Request refuses
+  // to construct) answered 500 with no body.
+  if (!BODY_METHODS.has(req.method) || req.headers.has("transfer-encoding")) return req;
   const length = req.headers.get("content-length");
   if (length !== null && length.trim() !== "0") return req;
   return new Request(req.url, { method: req.method, headers: req.headers, signal: req.signal });

@@ -125,6 +125,12 @@ describe("the Node entry (npm start)", () => {
       const chunked = await send("POST", "/api/v1/blocks", { "transfer-encoding": "chunked" }, "{}");
       expect(chunked.status).toBe(400);
       expect(JSON.parse(chunked.body).message).toBe("Content-Type must be application/json");
+      // Methods no route takes are unknown paths, answered like any other: 404 in shape 1.
+      for (const method of ["TRACE", "OPTIONS", "PROPFIND"]) {
+        const odd = await send(method, "/api/v1/blocks", {});
+        expect(odd.status, `${method} ${odd.body}`).toBe(404);
+        expect(JSON.parse(odd.body)).toMatchObject({ error: "not_found", code: 404 });
+      }
     } finally {
       proc.child.kill("SIGKILL");
       await issuer.close();
