@@ -115,14 +115,24 @@ async function verifyOnce(o: VerifierOptions, token: string): Promise<{ token: V
     if (err instanceof IssuerUnavailable) throw err;
     throw new TokenRejected(describeFailure(err));
   }
-  if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255) throw new TokenRejected("bad sub");
-  const email = typeof payload.email === "string" ? payload.email : null;
+  if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255 || !storable(payload.sub)) throw new TokenRejected("bad sub");
+  // An address the database cannot store as it is is no address: the user is known by sub alone.
+  const email = typeof payload.email === "string" && payload.email.length <= 320 && storable(payload.email) ? payload.email : null;
   return {
     token: { subject: payload.sub, email, roles: readRoles(payload, o.rolesClaim) },
     // jwtVerify required exp; the cache must not outlive it.
     expiresAt: (payload.exp ?? 0) * 1000,
     kid,
   };
+}
+
+/**
+ * Text Postgres keeps exactly: no NUL or other control characters (a NUL fails the insert), and no
+ * lone UTF-16 surrogates (each becomes U+FFFD on the way in, so "a\ud800b" and "a\ud801b" would
+ * be one user).
+ */
+function storable(text: string): boolean {
+  return !/[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
 }
 
 /** A verifier over a fixed key set: the development issuer, whose public key we hold ourselves. */

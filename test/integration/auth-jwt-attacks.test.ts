@@ -147,6 +147,9 @@ describe("forged, stale and misdirected tokens", () => {
     ],
     ["a token without sub", /"sub"/, () => env.issuer.sign({ email: "nobody@example.test" })],
     ["a sub longer than 255 characters", /bad sub/, () => env.issuer.sign({ sub: "x".repeat(256) })],
+    // The database cannot keep these as they are: a NUL fails the insert, a lone surrogate becomes U+FFFD.
+    ["a sub with a NUL", /bad sub/, () => env.issuer.sign({ sub: `${newSub()}\u0000admin` })],
+    ["a sub with a lone surrogate", /bad sub/, () => env.issuer.sign({ sub: `${newSub()}\ud800` })],
     ["not a JWT at all", /ERR_JWS_INVALID|ERR_JWT_INVALID/, async () => "not-a.jwt"],
   ];
 
@@ -160,6 +163,17 @@ describe("forged, stale and misdirected tokens", () => {
     // The token never reaches the log line, and no user row was created for it.
     expect(JSON.stringify(logged)).not.toContain(token);
     expect(await userCount()).toBe(usersBefore);
+  });
+});
+
+describe("claims the database could not keep as they are", () => {
+  it("an email with a NUL or a lone surrogate is dropped; the user is known by sub", async () => {
+    for (const email of ["a\u0000b@example.test", "a\udc00@example.test"]) {
+      const sub = newSub();
+      const res = await authTest(t, `Bearer ${await env.issuer.sign({ sub, email })}`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { user: { email: string | null } }).user.email ?? "").toBe("");
+    }
   });
 });
 
