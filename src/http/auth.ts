@@ -54,13 +54,16 @@ async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> 
   return { userId: user.id, email: user.email, role, credential: "token" };
 }
 
+const ROTATE_WARNING = '299 - "This API key is older than 90 days; generate a new key and delete this one"';
+
 async function fromApiKey(c: Context<AppEnv>, key: string): Promise<Principal> {
   const { deps, runtime, db } = c.var;
   const now = deps.clock.now();
   const check = await checkApiKey(db, key, now);
   if (!check.ok) throw unauthorized(check.reason === "expired" ? "key expired" : "invalid key");
   if (now - check.createdAt > ROTATE_AFTER_MS) {
-    c.header("Warning", '299 - "This API key is older than 90 days; generate a new key and delete this one"');
+    c.header("Warning", ROTATE_WARNING);
+    c.set("answerHeaders", { ...c.get("answerHeaders"), Warning: ROTATE_WARNING });
   }
   if (runtime.lastUsed.due(check.keyId, now)) {
     defer(c, runtime.lastUsed.write(db, check.keyId, now), "api key last-used update");

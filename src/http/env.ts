@@ -39,8 +39,11 @@ export interface AppVariables {
   principal?: Principal;
   /** Set once the caller is known; the access log reads it. */
   userId?: string;
-  /** The counted request's X-RateLimit-* headers: an error answer built afresh carries them too. */
-  rateLimitHeaders?: Record<string, string>;
+  /**
+   * Headers every answer to this request carries, an error answer built afresh included: the
+   * counted request's X-RateLimit-*, an old API key's Warning.
+   */
+  answerHeaders?: Record<string, string>;
   /** Present when the request carries an Idempotency-Key the caller now holds. */
   idempotency?: IdempotencyHandle;
   /** The language an AI route answers in; shape 2 errors echo it. */

@@ -23,9 +23,10 @@ function respond(c: Context<AppEnv>, err: ErrorAnswer): Response {
   // object, and the Node adapter then has to copy it back out, which costs more than the rest
   // of a small error answer.
   const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
-  // The request was counted against the caller's limits before it failed: its answer says so too.
-  const limits = c.get("rateLimitHeaders");
-  if (limits) for (const name in limits) headers[name] = limits[name] as string;
+  // The request was counted against the caller's limits before it failed (and an old key still
+  // wants rotating): its answer says so too.
+  const always = c.get("answerHeaders");
+  if (always) for (const name in always) headers[name] = always[name] as string;
   for (const name in err.headers) headers[name] = err.headers[name] as string;
   if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
   const body =

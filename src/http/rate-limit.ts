@@ -24,7 +24,7 @@ export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
       const outcome = await checkRate(deps.kv, { subject, tier, ai, now: deps.clock.now(), member });
       counted = true;
       for (const [name, value] of Object.entries(outcome.headers)) c.header(name, value);
-      c.set("rateLimitHeaders", outcome.headers);
+      c.set("answerHeaders", { ...c.get("answerHeaders"), ...outcome.headers });
     } catch (err) {
       if (err instanceof ApiError) throw err;
       runtime.metrics.rateLimitFailOpen += 1;

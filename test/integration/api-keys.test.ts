@@ -103,6 +103,20 @@ describe("admin API keys", () => {
     const old = await t.request("/v1/auth/test", withKey(lasting.key));
     expect(old.status).toBe(200);
     expect(old.headers.get("warning")).toMatch(/^299 - ".*90 days/);
+    // An answer that fails still carries the advice: the key was used and still works.
+    const missing = await t.request("/api/v1/admin/api-keys/key_nothing", { method: "DELETE", ...withKey(lasting.key) });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("warning")).toMatch(/^299 - ".*90 days/);
+    expect(missing.headers.get("x-ratelimit-remaining")).not.toBeNull();
+  });
+
+  it("takes a key in upper or mixed case as the same key", async () => {
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const admin = await newUser(env.issuer, { admin: true });
+    const { key } = await createKey(t, admin);
+    for (const spelling of [key.toUpperCase(), `${key.slice(0, 32).toUpperCase()}${key.slice(32)}`]) {
+      expect((await t.request("/v1/auth/test", withKey(spelling))).status).toBe(200);
+    }
   });
 
   it("rejects unknown keys, non-admin creators and bad input", async () => {

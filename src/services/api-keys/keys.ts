@@ -6,7 +6,8 @@ import { assertAdmin, type Principal } from "../../auth/principal";
 import type { IdGenerator, Random } from "../../platform/ids";
 import { sha256Hex, toHex } from "../../platform/hash";
 
-export const KEY_PATTERN = /^[0-9a-f]{64}$/;
+/** 64 hex characters; keys are issued in lower case, and a client that upper-cases one sends the same key. */
+export const KEY_PATTERN = /^[0-9a-fA-F]{64}$/;
 /** Rotation is advised after this age; older keys keep working with a Warning header. */
 export const ROTATE_AFTER_MS = 90 * 24 * 3_600_000;
 const PREFIX_LENGTH = 8;
@@ -105,7 +106,7 @@ export async function checkApiKey(db: Db, key: string, now: number): Promise<Key
     .select({ id: apiKeys.id, createdBy: apiKeys.createdBy, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, email: users.email, role: users.role })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.createdBy))
-    .where(eq(apiKeys.keyHash, await sha256Hex(key)))
+    .where(eq(apiKeys.keyHash, await sha256Hex(key.toLowerCase())))
     .limit(1);
   if (!row || row.revokedAt !== null || row.role !== "admin") return { ok: false, reason: "invalid" };
   if (row.expiresAt !== null && row.expiresAt.getTime() <= now) return { ok: false, reason: "expired" };
