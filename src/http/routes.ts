@@ -33,13 +33,15 @@ const COMMON_ERRORS = {
   429: error("Rate limit exceeded: see `retry_after` and the `X-RateLimit-*` headers"),
 } as const;
 
-type Access = "user" | "admin" | "ai";
+type Access = "user" | "admin" | "ai" | "aiAdmin";
 
 const MIDDLEWARE = {
   user: [authenticate, rateLimit("general")],
   // The AI check counts the general quota too, in the same script: one store round trip.
   ai: [authenticate, rateLimit("ai")],
   admin: [authenticate, rateLimit("general"), adminOnly],
+  // The admin routes under /api/v1/ai-agents count the AI quota like every route there.
+  aiAdmin: [authenticate, rateLimit("ai"), adminOnly],
 } as const;
 
 /**
@@ -56,7 +58,7 @@ export function protectedRoute<R extends Omit<RouteConfig, "security"> & { path:
     middleware: [...MIDDLEWARE[access], ...own],
     responses: {
       ...COMMON_ERRORS,
-      ...(access === "admin" ? { 403: error("Authenticated, but not an admin") } : {}),
+      ...(access === "admin" || access === "aiAdmin" ? { 403: error("Authenticated, but not an admin") } : {}),
       ...withErrorBodies(config.responses, ErrorBody),
     },
   });

@@ -154,6 +154,13 @@ describe("the per-user context cache", () => {
     await expectAiError(await post(t, me, `/context/invalidate/${me.id}`, {}), 403, "forbidden");
     const admin = await member(t, env.issuer, null, { admin: true });
     await expectAiError(await post(t, admin, "/context/invalidate/bad%20id!", {}), 400, "invalid_input");
+    // Routes under the AI prefix count the AI quota, the admin ones included.
+    const stats = await t.request(`${AI}/context/stats`, { headers: admin.headers });
+    expect(stats.status).toBe(200);
+    expect(stats.headers.get("x-ai-ratelimit-limit")).not.toBeNull();
+    const before = Number(stats.headers.get("x-ai-ratelimit-remaining"));
+    const again = await post(t, admin, `/context/invalidate/${me.id}`, {});
+    expect(Number(again.headers.get("x-ai-ratelimit-remaining"))).toBe(before - 1);
   });
 });
 

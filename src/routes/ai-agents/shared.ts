@@ -50,7 +50,7 @@ export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string
     ...(access === "admin" ? { 403: aiError("Authenticated, but not an admin") } : {}),
     ...withErrorBodies(config.responses, AiErrorBody),
   };
-  return protectedRoute(access, { ...config, middleware: [aiErrors, ...own], responses: { 400: aiError("Invalid input: `error.code` names the endpoint's own code"), ...responses } });
+  return protectedRoute(access === "admin" ? "aiAdmin" : "ai", { ...config, middleware: [aiErrors, ...own], responses: { 400: aiError("Invalid input: `error.code` names the endpoint's own code"), ...responses } });
 }
 
 /** A language code from the supported list, case-insensitive; English when absent. */
