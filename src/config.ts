@@ -174,7 +174,7 @@ export type Config = z.output<typeof configSchema>;
 
 export class ConfigError extends Error {
   readonly variables: string[];
-  constructor(issues: { variable: string; message: string }[]) {
+  constructor(issues: ConfigIssue[]) {
     super(`invalid configuration: ${issues.map((i) => `${i.variable} ${i.message}`).join("; ")}`);
     this.name = "ConfigError";
     this.variables = issues.map((i) => i.variable);

@@ -1,7 +1,7 @@
 import type { ExecutionContext } from "hono";
 import { createApp, type App } from "../src/app";
 import { TokenRejected, createOidcVerifier, type TokenVerifier } from "../src/auth/tokens";
-import { checkConfig, ConfigError, type Config } from "../src/config";
+import { checkConfig, ConfigError, type Config, type ConfigIssue } from "../src/config";
 import { createNeonDatabase } from "../src/db/neon";
 import type { AppDeps } from "../src/deps";
 import { ApiError, standardBody } from "../src/errors";
@@ -151,15 +151,13 @@ function createStore(config: Config, logger: Logger, fetch: typeof globalThis.fe
   return createMemoryStore({ prefix: config.KV_PREFIX, clock: systemClock });
 }
 
-type Issue = { variable: string; message: string };
-
 /**
  * parseConfig's rules plus the ones only Workers have, checked together so that a broken
  * deployment names every variable to fix at once rather than one per deploy.
  */
 function loadConfig(env: WorkerEnv): { config: Config; databaseUrl: string; local: { wsProxy?: string; insecure?: boolean } } {
   const { config, issues: found } = checkConfig(env);
-  const issues: Issue[] = [...found];
+  const issues: ConfigIssue[] = [...found];
 
   if (stringBinding(env.DATABASE_URL) === undefined) {
     // Node has an embedded database to fall back on; Workers have no file system for one.
