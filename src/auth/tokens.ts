@@ -13,6 +13,7 @@ import {
 import type { KeyValueStore } from "../kv/port";
 import type { Clock } from "../platform/clock";
 import type { Logger } from "../platform/logger";
+import { hasUnsafeText } from "../platform/text";
 
 /** Only asymmetric algorithms: an HMAC token "signed" with the issuer's public key must fail. */
 export const ALLOWED_ALGORITHMS = ["RS256", "ES256", "EdDSA"];
@@ -127,12 +128,11 @@ async function verifyOnce(o: VerifierOptions, token: string): Promise<{ token: V
 }
 
 /**
- * Text Postgres keeps exactly: no NUL or other control characters (a NUL fails the insert), and no
- * lone UTF-16 surrogates (each becomes U+FFFD on the way in, so "a\ud800b" and "a\ud801b" would
- * be one user).
+ * Text the database keeps exactly (see hasUnsafeText: two subjects differing only in a lone
+ * surrogate would become one user), and no control characters in an identifier either.
  */
 function storable(text: string): boolean {
-  return !/[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+  return !hasUnsafeText(text) && !/[\u0000-\u001f\u007f]/.test(text);
 }
 
 /** A verifier over a fixed key set: the development issuer, whose public key we hold ourselves. */

@@ -4,6 +4,11 @@ import type { AppEnv } from "./env";
 
 export const AI_AGENTS_PREFIX = "/api/v1/ai-agents";
 
+/** The prefix itself or a path under it (not a path that merely starts with the same letters). */
+export function isAiPath(path: string): boolean {
+  return path.startsWith(AI_AGENTS_PREFIX) && (path.length === AI_AGENTS_PREFIX.length || path[AI_AGENTS_PREFIX.length] === "/");
+}
+
 /** Host header without its port, lower-cased; IPv6 literals keep their brackets. */
 export function hostName(header: string | undefined): string {
   const h = (header ?? "").trim().toLowerCase();
@@ -22,7 +27,7 @@ export function agentsHostOnly(agentsHost: string): MiddlewareHandler<AppEnv> {
     // The Node adapter builds the URL from the Host header; an in-process request has only the URL.
     if (hostName(c.req.header("host") ?? new URL(c.req.url).host) === wanted) {
       const path = c.req.path;
-      if (path !== AI_AGENTS_PREFIX && !path.startsWith(`${AI_AGENTS_PREFIX}/`)) {
+      if (!isAiPath(path)) {
         throw new ApiError("not_found", `no route for ${c.req.method} ${path.length > 120 ? `${path.slice(0, 120)}…` : path}`);
       }
     }

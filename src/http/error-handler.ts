@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, aiBody, codeForStatus, standardBody, type ErrorAnswer } from "../errors";
-import { AI_AGENTS_PREFIX } from "./agents-host";
+import { isAiPath } from "./agents-host";
 import type { AppEnv } from "./env";
 
 function toApiError(err: unknown): ApiError {
@@ -44,8 +44,7 @@ function respond(c: Context<AppEnv>, err: ErrorAnswer): Response {
  * rather than by a flag the AI routes set, because the layers that run before them fail too.
  */
 function answersInAiShape(path: string, status: number): boolean {
-  if (status === 401 || status === 429) return false;
-  return path.startsWith(AI_AGENTS_PREFIX) && (path.length === AI_AGENTS_PREFIX.length || path[AI_AGENTS_PREFIX.length] === "/");
+  return status !== 401 && status !== 429 && isAiPath(path);
 }
 
 /**

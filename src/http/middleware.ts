@@ -9,7 +9,8 @@ import { onError } from "./error-handler";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+/** The methods whose bodies the app reads. */
+export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**

@@ -24,7 +24,9 @@ export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
       const outcome = await checkRate(deps.kv, { subject, tier, ai, now: deps.clock.now(), member });
       counted = true;
       for (const [name, value] of Object.entries(outcome.headers)) c.header(name, value);
-      c.set("answerHeaders", { ...c.get("answerHeaders"), ...outcome.headers });
+      // Usually nothing is there yet: no copy on every request for the rare old-key Warning.
+      const prior = c.get("answerHeaders");
+      c.set("answerHeaders", prior ? { ...prior, ...outcome.headers } : outcome.headers);
     } catch (err) {
       if (err instanceof ApiError) throw err;
       runtime.metrics.rateLimitFailOpen += 1;

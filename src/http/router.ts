@@ -1,3 +1,4 @@
+import { hasUnsafeText } from "../platform/text";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { z } from "zod";
 import { ApiError, type FieldIssue } from "../errors";
@@ -10,8 +11,6 @@ export function zodIssues(error: z.ZodError): FieldIssue[] {
   }));
 }
 
-/** NUL, which Postgres text cannot hold, and unpaired surrogates, which are not text at all. */
-const UNSAFE_TEXT = /[\u0000\p{Cs}]/u;
 /** Far deeper than any schema of ours nests; the walk stops there instead of exhausting the stack. */
 const MAX_DEPTH = 64;
 
@@ -39,16 +38,16 @@ const UNSAFE_MESSAGE = "text must be valid Unicode without NUL characters";
  * allocates nothing). An uploaded file's name is text like any other field.
  */
 function findUnsafe(value: unknown, path: string[]): string | undefined {
-  if (typeof value === "string") return UNSAFE_TEXT.test(value) ? UNSAFE_MESSAGE : undefined;
+  if (typeof value === "string") return hasUnsafeText(value) ? UNSAFE_MESSAGE : undefined;
   if (value === null || typeof value !== "object") return undefined;
-  if (typeof File !== "undefined" && value instanceof File) return UNSAFE_TEXT.test(value.name) ? UNSAFE_MESSAGE : undefined;
+  if (typeof File !== "undefined" && value instanceof File) return hasUnsafeText(value.name) ? UNSAFE_MESSAGE : undefined;
   if (path.length >= MAX_DEPTH) return `nested deeper than ${MAX_DEPTH} levels`;
   const keys = Array.isArray(value) ? undefined : Object.keys(value);
   const count = keys ? keys.length : (value as unknown[]).length;
   for (let i = 0; i < count; i++) {
     const key = keys ? (keys[i] as string) : String(i);
     path.push(key);
-    const found = UNSAFE_TEXT.test(key) ? UNSAFE_MESSAGE : findUnsafe((value as Record<string, unknown>)[key], path);
+    const found = hasUnsafeText(key) ? UNSAFE_MESSAGE : findUnsafe((value as Record<string, unknown>)[key], path);
     if (found) return found;
     path.pop();
   }

@@ -1,3 +1,5 @@
+import { BODY_METHODS } from "../http/middleware";
+
 /**
  * HTTP/1.1 frames a request body with Content-Length or Transfer-Encoding; without either there is
  * none. @hono/node-server still hands every request other than GET and HEAD a body stream (an
@@ -5,8 +7,6 @@
  * refused for its missing Content-Type. Such a request reaches the app without a body, as it
  * would on Workers.
  */
-const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-
 export function withoutUnframedBody(req: Request): Request {
   // Only the methods the app reads bodies of: rebuilding a TRACE (which fetch's Request refuses
   // to construct) answered 500 with no body.
