@@ -27,6 +27,7 @@ import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
 import { createUserCache } from "./services/users/ensure-user";
 import { inferenceFromConfig } from "./services/inference/from-config";
 import { agentsHostOnly } from "./http/agents-host";
+import { answerUnmatchedFirst } from "./http/unmatched";
 import { aiAgentRoutes } from "./routes/ai-agents";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -59,7 +60,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     anyTypePaths: [VOICE_PREFIX],
   });
   const agentsHost = deps.config.AGENTS_HOST ? agentsHostOnly(deps.config.AGENTS_HOST) : undefined;
-  app.use("*", requestContext(deps, runtime, agentsHost ? inSequence(agentsHost, bodies) : bodies));
+  const context = requestContext(deps, runtime, agentsHost ? inSequence(agentsHost, bodies) : bodies);
+  app.use("*", context);
 
   app.route("/", healthRoutes);
   app.route("/", authTestRoutes);
@@ -96,6 +98,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.notFound(notFound);
   app.onError(onError);
+  answerUnmatchedFirst(app, deps, context);
   return app;
 }
 

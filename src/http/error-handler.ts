@@ -18,22 +18,44 @@ function toApiError(err: unknown): ApiError {
 }
 
 function respond(c: Context<AppEnv>, err: ErrorAnswer): Response {
-  const requestId = c.get("requestId") ?? "unknown";
+  c.set("requestIdOnResponse", true);
+  return errorResponse(
+    {
+      requestId: c.get("requestId") ?? "unknown",
+      path: c.req.path,
+      answerHeaders: c.get("answerHeaders"),
+      language: c.get("language"),
+      nowMs: c.get("deps")?.clock.now(),
+    },
+    err,
+  );
+}
+
+/** What an error answer is built from besides the error: the request as far as it got. */
+export interface AnswerMeta {
+  requestId: string;
+  path: string;
+  answerHeaders?: Record<string, string>;
+  language?: string;
+  nowMs?: number;
+}
+
+/** An error answer in the shape its path asks for, with the request id in body and header. */
+export function errorResponse(meta: AnswerMeta, err: ErrorAnswer): Response {
+  const { requestId } = meta;
   // A plain header record, not Hono's c.json(): with more than one header Hono builds a Headers
   // object, and the Node adapter then has to copy it back out, which costs more than the rest
   // of a small error answer.
   const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
   // The request was counted against the caller's limits before it failed (and an old key still
   // wants rotating): its answer says so too.
-  const always = c.get("answerHeaders");
+  const always = meta.answerHeaders;
   if (always) for (const name in always) headers[name] = always[name] as string;
   for (const name in err.headers) headers[name] = err.headers[name] as string;
   if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
-  const body =
-    answersInAiShape(c.req.path, err.status)
-      ? JSON.stringify(aiBody(err, requestId, c.get("language") ?? "en", new Date(c.get("deps")?.clock.now() ?? Date.now())))
-      : standardJson(err, requestId);
-  c.set("requestIdOnResponse", true);
+  const body = answersInAiShape(meta.path, err.status)
+    ? JSON.stringify(aiBody(err, requestId, meta.language ?? "en", new Date(meta.nowMs ?? Date.now())))
+    : standardJson(err, requestId);
   return new Response(body, { status: err.status, headers });
 }
 
@@ -74,10 +96,14 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
-// An unmatched path is an answer, not a fault: built without an Error object around it.
-export const notFound: NotFoundHandler<AppEnv> = (c) =>
-  respond(c, { code: "not_found", status: 404, message: `no route for ${c.req.method} ${truncate(c.req.path)}`, headers: NO_HEADERS });
+/** The answer to a method and path no route takes. */
+export function unmatchedError(method: string, path: string): ErrorAnswer {
+  return { code: "not_found", status: 404, message: `no route for ${method} ${truncate(path)}`, headers: NO_HEADERS };
+}
 
-function truncate(path: string): string {
+// An unmatched path is an answer, not a fault: built without an Error object around it.
+export const notFound: NotFoundHandler<AppEnv> = (c) => respond(c, unmatchedError(c.req.method, c.req.path));
+
+export function truncate(path: string): string {
   return path.length > 120 ? `${path.slice(0, 120)}…` : path;
 }

@@ -22,8 +22,7 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 export function requestContext(deps: AppDeps, runtime: Runtime, guard?: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = deps.clock.now();
-    const incoming = c.req.header("x-request-id");
-    const requestId = incoming && INCOMING_ID.test(incoming) ? incoming : deps.ids.next("req");
+    const requestId = requestIdFor(deps, c.req.header("x-request-id"));
     c.set("deps", deps);
     c.set("runtime", runtime);
     c.set("requestId", requestId);
@@ -49,17 +48,30 @@ export function requestContext(deps: AppDeps, runtime: Runtime, guard?: Middlewa
       // Node adapter off its fast path.
       if (!c.get("requestIdOnResponse")) c.res.headers.set("X-Request-Id", requestId);
       if (session.release) defer(c, session.release(), "db session release");
-      deps.logger.request({
-        requestId,
-        method: c.req.method,
-        route: routePath(c),
-        path: c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}…` : c.req.path,
-        status: c.res.status,
-        durationMs: deps.clock.now() - started,
-        userId: c.get("userId"),
-      });
+      logAccess(deps, { requestId, method: c.req.method, route: routePath(c), path: c.req.path, status: c.res.status, started, userId: c.get("userId") });
     }
   };
+}
+
+/** The caller's own X-Request-Id when it is well formed, else a new one. */
+export function requestIdFor(deps: AppDeps, incoming: string | null | undefined): string {
+  return incoming && INCOMING_ID.test(incoming) ? incoming : deps.ids.next("req");
+}
+
+/** The one access-log line of a request. */
+export function logAccess(
+  deps: AppDeps,
+  line: { requestId: string; method: string; route: string; path: string; status: number; started: number; userId?: string },
+): void {
+  deps.logger.request({
+    requestId: line.requestId,
+    method: line.method,
+    route: line.route,
+    path: line.path.length > 200 ? `${line.path.slice(0, 200)}…` : line.path,
+    status: line.status,
+    durationMs: deps.clock.now() - line.started,
+    userId: line.userId,
+  });
 }
 
 /**

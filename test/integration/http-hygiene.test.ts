@@ -56,6 +56,37 @@ describe("request hygiene", () => {
     expect(res.headers.get("x-request-id")).toBe(body.requestId);
   });
 
+  it("answers an unknown path at once, before the body checks a route's request passes, and logs it", async () => {
+    const before = t.logs.length;
+    // Synchronous: the Node adapter then writes the answer without its promise path.
+    const direct = t.app.fetch(new Request("http://localhost/nope/deeper?x=1"));
+    expect(direct).toBeInstanceOf(Response);
+    expect((direct as Response).status).toBe(404);
+    // A path no route takes is 404 whatever its body: the size and type rules are a route's.
+    const tooBig = await t.request("/nope", { method: "POST", headers: { "content-type": "application/json", "content-length": String(2 * 1024 * 1024) }, body: "{}" });
+    const wrongType = await t.request("/nope", { method: "PUT", headers: { "content-type": "text/plain" }, body: "hello" });
+    for (const res of [tooBig, wrongType]) {
+      expect(res.status).toBe(404);
+      expectShape1((await res.json()) as Record<string, unknown>, "not_found", 404);
+    }
+    const lines = t.logs.slice(before).filter((l) => l.msg === "request");
+    expect(lines.map((l) => [l.method, l.route, l.path, l.status, l.requestId])).toEqual([
+      ["GET", "/*", "/nope/deeper", 404, (direct as Response).headers.get("x-request-id")],
+      ["POST", "/*", "/nope", 404, tooBig.headers.get("x-request-id")],
+      ["PUT", "/*", "/nope", 404, wrongType.headers.get("x-request-id")],
+    ]);
+  });
+
+  it("answers a route's path under another method, and HEAD of an unknown path, 404", async () => {
+    const wrongMethod = await t.request("/__test/echo", { method: "PATCH", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(wrongMethod.status).toBe(404);
+    expect(((await wrongMethod.json()) as { message: string }).message).toBe("no route for PATCH /__test/echo");
+    const head = await t.request("/nope", { method: "HEAD" });
+    expect(head.status).toBe(404);
+    expect(head.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(await head.text()).toBe("");
+  });
+
   it("keeps a well-formed incoming X-Request-Id and replaces a hostile one", async () => {
     const kept = await t.request("/nope", { headers: { "x-request-id": "client-abc-12345" } });
     expect(kept.headers.get("x-request-id")).toBe("client-abc-12345");
@@ -178,8 +209,8 @@ describe("request hygiene", () => {
 
   it("logs a body refused before the handler with the status it answered", async () => {
     const before = t.logs.length;
-    const tooBig = await t.request("/v1/auth/test", { method: "POST", headers: { "content-type": "application/json", "content-length": String(2 * 1024 * 1024) }, body: "{}" });
-    const wrongType = await t.request("/v1/auth/test", { method: "POST", headers: { "content-type": "text/plain" }, body: "hello" });
+    const tooBig = await t.request("/api/v1/wallet/transfer", { method: "POST", headers: { "content-type": "application/json", "content-length": String(2 * 1024 * 1024) }, body: "{}" });
+    const wrongType = await t.request("/api/v1/wallet/transfer", { method: "POST", headers: { "content-type": "text/plain" }, body: "hello" });
     expect([tooBig.status, wrongType.status]).toEqual([413, 400]);
     const lines = t.logs.slice(before).filter((l) => l.msg === "request");
     expect(lines.map((l) => [l.status, l.requestId])).toEqual([

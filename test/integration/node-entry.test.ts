@@ -131,6 +131,12 @@ describe("the Node entry (npm start)", () => {
         expect(odd.status, `${method} ${odd.body}`).toBe(404);
         expect(JSON.parse(odd.body)).toMatchObject({ error: "not_found", code: 404 });
       }
+      // A path no route takes is answered before its body is read; the adapter drains the rest
+      // (or closes the connection) and the server goes on answering.
+      const large = await send("POST", "/nope", { "content-type": "application/json", "transfer-encoding": "chunked" }, "x".repeat(3 * 1024 * 1024));
+      expect(large.status).toBe(404);
+      expect(JSON.parse(large.body)).toMatchObject({ error: "not_found", code: 404 });
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
     } finally {
       proc.child.kill("SIGKILL");
       await issuer.close();
