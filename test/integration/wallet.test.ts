@@ -661,6 +661,30 @@ describe("the database refuses what code must never do", () => {
     expect(await ledgerCounts()).toEqual(before);
   });
 
+  it("refuses postings to an unknown account or transaction, and removing accounts or truncating the ledger", async () => {
+    const { walletId } = await fundedWallet();
+    const before = await ledgerCounts();
+    await withPgClient(env.db.url, async (c) => {
+      await c.query("begin");
+      await c.query("insert into ledger_transactions (id, type) values ('txn_ghost_account', 'award')");
+      await expect(
+        c.query("insert into ledger_postings (transaction_id, account_id, amount, balance_after) values ('txn_ghost_account', 'wal_nobody', 5, 0), ('txn_ghost_account', 'sys_mint', -5, 0)"),
+      ).rejects.toMatchObject({ code: "23503", message: expect.stringContaining("wal_nobody") });
+      await c.query("rollback");
+      // Balanced postings under a transaction that was never written.
+      await expect(
+        c.query("insert into ledger_postings (transaction_id, account_id, amount, balance_after) values ('txn_never_written', $1, 5, 0), ('txn_never_written', 'sys_mint', -5, 0)", [walletId]),
+      ).rejects.toMatchObject({ code: "23503", message: "ledger transaction txn_never_written does not exist" });
+      await expect(c.query("delete from ledger_accounts where id = $1", [walletId])).rejects.toMatchObject({ code: "42501", message: "rows of ledger_accounts are permanent" });
+      for (const table of ["ledger_postings", "ledger_transactions", "ledger_accounts"]) {
+        await expect(c.query(`truncate ${table} cascade`)).rejects.toMatchObject({ code: "42501" });
+      }
+      const { rows } = await c.query<{ balance: string }>("select balance::text from ledger_accounts where id = $1", [walletId]);
+      expect(rows).toEqual([{ balance: "40" }]);
+    });
+    expect(await ledgerCounts()).toEqual(before);
+  });
+
   it("refuses an unbalanced transaction, also when its postings are split over statements", async () => {
     const { walletId } = await fundedWallet();
     const before = await ledgerCounts();
