@@ -172,6 +172,14 @@ function loadConfig(env: WorkerEnv): { config: Config; databaseUrl: string; loca
 
   // The proxy bindings let tests and `wrangler dev` reach a plain Postgres; real Neon needs neither.
   const wsProxy = stringBinding(env.NEON_WS_PROXY);
+  if (wsProxy !== undefined) {
+    if (!WS_PROXY.test(wsProxy)) {
+      issues.push({ variable: "NEON_WS_PROXY", message: "must be host:port, optionally with a path (127.0.0.1:5433/v2)" });
+    } else if (stringBinding(env.NODE_ENV) === "production") {
+      // Every query, and the database password, would go through whatever listens there.
+      issues.push({ variable: "NEON_WS_PROXY", message: "is not allowed in production" });
+    }
+  }
   const insecureRaw = stringBinding(env.NEON_INSECURE_WS);
   if (insecureRaw !== undefined && insecureRaw !== "true" && insecureRaw !== "false") {
     issues.push({ variable: "NEON_INSECURE_WS", message: "must be 'true' or 'false'" });
@@ -189,6 +197,9 @@ function loadConfig(env: WorkerEnv): { config: Config; databaseUrl: string; loca
     local: { ...(wsProxy !== undefined ? { wsProxy } : {}), ...(insecure ? { insecure } : {}) },
   };
 }
+
+/** host:port (a bracketed IPv6 literal or a name), then an optional path; the driver adds the scheme. */
+const WS_PROXY = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}(\/[\x21-\x7e]*)?$/;
 
 function stringBinding(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;

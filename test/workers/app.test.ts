@@ -153,15 +153,32 @@ describe("a Worker with invalid configuration", () => {
 
   it("names every bad variable at once: production (the wrangler.toml default) without OIDC_ISSUER or DATABASE_URL", async () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
-    const { res, body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, DATABASE_URL: undefined });
+    const { res, body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, DATABASE_URL: undefined });
     expect(res.status).toBe(503);
     expect(body.message).toBe("invalid configuration: OIDC_ISSUER, DATABASE_URL, UPSTASH_REDIS_REST_URL");
   });
 
   it("names the cross-variable rules along with a malformed one", async () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
-    const { body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, LOG_LEVEL: "verbose", UPSTASH_REDIS_REST_URL: "https://kv.example" });
+    const { body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, LOG_LEVEL: "verbose", UPSTASH_REDIS_REST_URL: "https://kv.example" });
     expect(body.message).toBe("invalid configuration: LOG_LEVEL, UPSTASH_REDIS_REST_TOKEN, OIDC_ISSUER");
+  });
+
+  it("refuses a malformed database proxy, and any proxy in production", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const malformed = await call(createWorker(), { ...env, NEON_WS_PROXY: "ws://127.0.0.1:5433" });
+    expect(malformed.res.status).toBe(503);
+    expect(malformed.body.message).toBe("invalid configuration: NEON_WS_PROXY");
+    const production = await call(createWorker(), {
+      ...env,
+      NODE_ENV: "production",
+      OIDC_ISSUER: "https://issuer.example",
+      OIDC_AUDIENCE: "api",
+      UPSTASH_REDIS_REST_URL: "https://kv.example",
+      UPSTASH_REDIS_REST_TOKEN: "token",
+      NEON_INSECURE_WS: undefined,
+    });
+    expect(production.body.message).toBe("invalid configuration: NEON_WS_PROXY");
   });
 
   it("refuses ws:// to the database in production", async () => {
@@ -173,6 +190,7 @@ describe("a Worker with invalid configuration", () => {
       OIDC_AUDIENCE: "api",
       UPSTASH_REDIS_REST_URL: "https://kv.example",
       UPSTASH_REDIS_REST_TOKEN: "token",
+      NEON_WS_PROXY: undefined,
       NEON_INSECURE_WS: "true",
     });
     expect(res.status).toBe(503);
