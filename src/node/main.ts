@@ -1,4 +1,6 @@
-import { serve } from "@hono/node-server";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
 import { createApp } from "../app";
 import { ConfigError, parseConfig } from "../config";
 import { createJsonLogger } from "../platform/logger";
@@ -6,6 +8,7 @@ import { createBufferedSink } from "./log-sink";
 import { buildNodeDeps } from "./deps";
 import { migrateDatabase } from "./migrate";
 import { withoutUnframedBody } from "./request-body";
+import { answerAdapterError } from "./request-errors";
 import { paymentDepsOf } from "../services/payments/context";
 import { reconcilePayments } from "../services/payments/reconcile";
 
@@ -27,7 +30,12 @@ async function main(): Promise<void> {
   await migrateDatabase(deps.database, logger);
 
   const app = createApp(deps);
-  const server = serve({ fetch: (req, env) => app.fetch(withoutUnframedBody(req), env), port: config.PORT, hostname: config.HOST }, (info) => {
+  // The adapter's request listener with an error handler of ours: serve() takes none, and a
+  // request it cannot parse would get an empty 400 without a request id.
+  const listener = getRequestListener((req, env) => app.fetch(withoutUnframedBody(req), env), { hostname: config.HOST, errorHandler: answerAdapterError(deps) });
+  const server = createServer(listener);
+  server.listen(config.PORT, config.HOST, () => {
+    const info = server.address() as AddressInfo;
     logger.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, database: deps.database.driver, store: deps.kv.kind });
   });
 

@@ -137,6 +137,20 @@ describe("the Node entry (npm start)", () => {
       expect(large.status).toBe(404);
       expect(JSON.parse(large.body)).toMatchObject({ error: "not_found", code: 404 });
       expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+      // A request the adapter cannot make a URL of still gets shape 1 and a request id.
+      for (const host of ["bad host^", "[::1", "a:99999999"]) {
+        const res = await new Promise<{ status: number; body: string; id: string | undefined }>((resolve, reject) => {
+          const req = httpRequest({ host: "127.0.0.1", port, path: "/health", headers: { host } }, (r) => {
+            let text = "";
+            r.on("data", (chunk: Buffer) => (text += chunk.toString()));
+            r.on("end", () => resolve({ status: r.statusCode ?? 0, body: text, id: r.headers["x-request-id"] as string | undefined }));
+          });
+          req.on("error", reject);
+          req.end();
+        });
+        expect(res.status, host).toBe(400);
+        expect(JSON.parse(res.body)).toEqual({ error: "invalid_input", message: expect.stringMatching(/^malformed request: Invalid (host header|URL)$/), code: 400, requestId: res.id });
+      }
     } finally {
       proc.child.kill("SIGKILL");
       await issuer.close();
