@@ -32,13 +32,14 @@ export const idempotent: MiddlewareHandler<AppEnv> = async (c, next) => {
     });
   }
   const { db, deps } = c.var;
-  const handle: IdempotencyHandle = { userId: principalOf(c).userId, key };
-  const fingerprint = await sha256Hex(`${c.req.method} ${c.req.path}\n${await c.req.text()}`);
+  const userId = principalOf(c).userId;
+  const fingerprint = await sha256Hex(`${c.req.method} ${c.req.path}\n${canonicalBody(await c.req.text())}`);
   const now = deps.clock.now();
-  const claim = await claimKey(db, { ...handle, fingerprint, now });
+  const claim = await claimKey(db, { userId, key, fingerprint, now });
   if (claim.state === "replay") {
     return c.json(claim.body as object, claim.status as 200, { "Idempotent-Replayed": "true" });
   }
+  const handle: IdempotencyHandle = { userId, key, claimedAt: claim.claimedAt };
   // Roughly one claim in a hundred also sweeps keys past their retention.
   if ((deps.random.bytes(1)[0] ?? 0) < 3) defer(c, purgeExpiredKeys(db, now), "idempotency key purge");
 
@@ -52,3 +53,27 @@ export const idempotent: MiddlewareHandler<AppEnv> = async (c, next) => {
   const body = await c.res.clone().json().catch(() => null);
   await completeKey(db, handle, c.res.status, body, deps.clock.now());
 };
+
+/**
+ * The body as the request means it: JSON with its object keys sorted and no white space, so a
+ * retry that serialises the same values differently is the same request. A body that is not
+ * JSON is taken as it came (the route refuses it anyway).
+ */
+export function canonicalBody(text: string): string {
+  if (text === "") return text;
+  try {
+    return JSON.stringify(sortKeys(JSON.parse(text)));
+  } catch {
+    // Not JSON, or nested too deep to walk: as it came.
+    return text;
+  }
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  // Without a prototype, a "__proto__" member is kept as the member it is.
+  const sorted: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const name of Object.keys(value).sort()) sorted[name] = sortKeys((value as Record<string, unknown>)[name]);
+  return sorted;
+}

@@ -6,6 +6,7 @@ import { createMemoryStore } from "../../src/kv/memory";
 import { fixedClock } from "../../src/platform/clock";
 import { sha256Hex } from "../../src/platform/hash";
 import type { Random } from "../../src/platform/ids";
+import { canonicalBody } from "../../src/http/idempotency";
 import { KEY_RETENTION_MS, STALE_IN_FLIGHT_MS } from "../../src/services/idempotency/keys";
 import { ledgerInvariants } from "../../src/services/wallet/ledger";
 import { buildTestApp, type TestApp, type TestAppOptions } from "../support/app";
@@ -567,7 +568,7 @@ describe("Idempotency-Key", () => {
     await env.db.database.db.insert(idempotencyKeys).values({
       userId: alice.id,
       key,
-      fingerprint: await sha256Hex(`POST /api/v1/wallet/transfer\n${JSON.stringify(body)}`),
+      fingerprint: await sha256Hex(`POST /api/v1/wallet/transfer\n${canonicalBody(JSON.stringify(body))}`),
       status: "in_flight",
       createdAt: new Date(clock.now()),
     });
@@ -588,6 +589,97 @@ describe("Idempotency-Key", () => {
     expect(await again.json()).toEqual({ success: true, balance: 70, transferredAmount: 30 });
     expect(await ledgerOf(alice.id)).toEqual({ balance: 70, postings: 2 });
     expect(await ledgerOf(bob.id)).toEqual({ balance: 30, postings: 1 });
+  });
+
+  it("rolls back a slow request whose key a retry took over: the transfer happens once", async () => {
+    const clock = fixedClock(Date.now());
+    const t = app({ clock });
+    const admin = await person(t, { admin: true });
+    const [alice, bob] = [await person(t), await person(t)];
+    await award(t, admin, alice.id, 1000);
+    await award(t, admin, bob.id, 1); // bob's wallet exists, so it can be held
+    const body = { toUserId: bob.id, amount: 100 };
+    const headers = { "idempotency-key": "slow-then-retried" };
+    await withPgClient(env.db.url, async (locker) => {
+      const waiting = async (n: number) =>
+        vi.waitFor(
+          async () => {
+            const { rows } = await locker.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
+            expect(rows[0]?.n).toBe(n);
+          },
+          { timeout: 10_000, interval: 20 },
+        );
+      // Something else holds bob's wallet: the first request waits inside its transaction.
+      await locker.query("begin");
+      await locker.query("select 1 from ledger_accounts where user_id = $1 for update", [bob.id]);
+      const first = transfer(t, alice, body, headers);
+      await waiting(1);
+      // Six minutes on, the client retries; the key looks abandoned and the retry takes it over.
+      clock.advance(STALE_IN_FLIGHT_MS + 60_000);
+      const second = transfer(t, alice, body, headers);
+      // The retry has taken the key over once the key carries its stamp.
+      await vi.waitFor(
+        async () => {
+          const { rows } = await locker.query<{ at: Date }>("select created_at as at from idempotency_keys where user_id = $1 and key = $2", [alice.id, headers["idempotency-key"]]);
+          expect(rows[0]?.at.getTime()).toBe(clock.now());
+        },
+        { timeout: 10_000, interval: 20 },
+      );
+      await locker.query("commit");
+      const answers = await Promise.all([first, second]);
+      const statuses = answers.map((r) => r.status);
+      expect(statuses).toEqual([409, 200]);
+      expect(((await answers[0]!.json()) as { message: string }).message).toMatch(/took over/);
+      expect(await answers[1]!.json()).toEqual({ success: true, balance: 900, transferredAmount: 100 });
+    });
+    expect(await ledgerOf(alice.id)).toEqual({ balance: 900, postings: 2 });
+    expect(await ledgerOf(bob.id)).toEqual({ balance: 101, postings: 2 });
+    const replay = await transfer(t, alice, body, headers);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(await replay.json()).toEqual({ success: true, balance: 900, transferredAmount: 100 });
+  });
+
+  it("treats a key past its 48 h retention as new, before the sweep has removed it", async () => {
+    // A random draw that never sweeps: the expired row is still there when the key comes back.
+    const t = app({ deps: { random: { bytes: (n) => new Uint8Array(n).fill(255) } } });
+    const admin = await person(t, { admin: true });
+    const [alice, bob] = [await person(t), await person(t)];
+    await award(t, admin, alice.id, 100);
+    const headers = { "idempotency-key": "monthly-rent" };
+    const age = async () =>
+      env.db.database.db.execute(
+        sql`update idempotency_keys set created_at = created_at - make_interval(secs => ${(KEY_RETENTION_MS + 60_000) / 1000}) where user_id = ${alice.id}`,
+      );
+    expect((await transfer(t, alice, { toUserId: bob.id, amount: 10 }, headers)).status).toBe(200);
+    await age();
+    const sameBody = await transfer(t, alice, { toUserId: bob.id, amount: 10 }, headers);
+    expect(sameBody.headers.get("idempotent-replayed")).toBeNull();
+    expect(await sameBody.json()).toEqual({ success: true, balance: 80, transferredAmount: 10 });
+    await age();
+    const otherBody = await transfer(t, alice, { toUserId: bob.id, amount: 15 }, headers);
+    expect(await otherBody.json()).toEqual({ success: true, balance: 65, transferredAmount: 15 });
+    const replay = await transfer(t, alice, { toUserId: bob.id, amount: 15 }, headers);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(await ledgerOf(bob.id)).toEqual({ balance: 35, postings: 3 });
+  });
+
+  it("takes the same JSON written another way (key order, white space) as the same request", async () => {
+    const t = app();
+    const admin = await person(t, { admin: true });
+    const [alice, bob] = [await person(t), await person(t)];
+    await award(t, admin, alice.id, 100);
+    const headers = { "idempotency-key": "reordered" };
+    expect((await transfer(t, alice, { toUserId: bob.id, amount: 10, note: "lunch" }, headers)).status).toBe(200);
+    const rewritten = await t.request("/api/v1/wallet/transfer", {
+      method: "POST",
+      headers: { ...alice.headers, ...headers, "content-type": "application/json" },
+      body: `{\n  "note": "lunch",\n  "amount": 10,\n  "toUserId": "${bob.id}"\n}`,
+    });
+    expect(rewritten.status).toBe(200);
+    expect(rewritten.headers.get("idempotent-replayed")).toBe("true");
+    // A different value is still a different request.
+    await expectError(await transfer(t, alice, { toUserId: bob.id, amount: 10, note: "dinner" }, headers), 409, "conflict");
+    expect(await ledgerOf(bob.id)).toEqual({ balance: 10, postings: 1 });
   });
 
   it("sweeps keys past their 48 h retention on about one claim in a hundred, keeping younger ones", async () => {

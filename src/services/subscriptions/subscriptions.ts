@@ -4,7 +4,7 @@ import { plans, subscriptions } from "../../db/schema";
 import { ApiError } from "../../errors";
 import type { Principal } from "../../auth/principal";
 import type { Clock } from "../../platform/clock";
-import { completeKey } from "../idempotency/keys";
+import { completeKeyWithEffect } from "../idempotency/keys";
 import type { MoneyContext } from "../wallet/context";
 import { SUBSCRIPTION_REVENUE_ACCOUNT, ensureWallet, postTransaction } from "../wallet/ledger";
 import { TIERS, type Tier, type TierLookup } from "../tiers/port";
@@ -105,7 +105,7 @@ export async function subscribe(m: MoneyContext, actor: Principal, planId: strin
       chargedCoins: plan.priceCoins,
       balance: balances.get(wallet) ?? 0,
     };
-    if (m.idempotency) await completeKey(tx, m.idempotency, 201, result, m.now);
+    if (m.idempotency) await completeKeyWithEffect(tx, m.idempotency, 201, result, m.now);
     return result;
   });
 }

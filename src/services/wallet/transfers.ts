@@ -1,6 +1,6 @@
 import { ApiError } from "../../errors";
 import { assertAdmin, type Principal } from "../../auth/principal";
-import { completeKey } from "../idempotency/keys";
+import { completeKeyWithEffect } from "../idempotency/keys";
 import type { MoneyContext } from "./context";
 import { MINT_ACCOUNT, ensureWallet, postTransaction, postTransfer } from "./ledger";
 
@@ -35,7 +35,7 @@ export async function transfer(m: MoneyContext, actor: Principal, input: { toUse
   if (!idempotency) return answer(await postTransfer(m.db, posting));
   return m.db.transaction(async (tx) => {
     const result = answer(await postTransfer(tx, posting));
-    await completeKey(tx, idempotency, 200, result, m.now);
+    await completeKeyWithEffect(tx, idempotency, 200, result, m.now);
     return result;
   });
 }
@@ -64,7 +64,7 @@ export async function awardCoins(m: MoneyContext, actor: Principal, input: { use
       ],
     });
     const result: AwardResult = { success: true, balance: balances.get(wallet) ?? 0, awardedAmount: input.amount };
-    if (m.idempotency) await completeKey(tx, m.idempotency, 200, result, m.now);
+    if (m.idempotency) await completeKeyWithEffect(tx, m.idempotency, 200, result, m.now);
     return result;
   });
 }
