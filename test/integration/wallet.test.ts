@@ -141,6 +141,24 @@ describe("transfers", () => {
     expect(await ledgerOf(alice.id)).toEqual({ balance: 100, postings: 1 });
   });
 
+  it("refuses a transfer between two people when either blocked the other, as if the recipient did not exist", async () => {
+    const t = app();
+    const admin = await person(t, { admin: true });
+    const [victim, harasser, stranger] = [await person(t), await person(t), await person(t)];
+    await award(t, admin, victim.id, 100);
+    await award(t, admin, harasser.id, 100);
+    expect((await t.request("/api/v1/blocks", json({ userId: harasser.id }, victim.headers))).status).toBe(201);
+    const before = await ledgerCounts();
+    // Both directions, and the note never reaches the other side's history.
+    await expectError(await transfer(t, harasser, { toUserId: victim.id, amount: 1, note: "I can still reach you" }), 404, "not_found");
+    await expectError(await transfer(t, victim, { toUserId: harasser.id, amount: 1 }), 404, "not_found");
+    expect(await ledgerCounts()).toEqual(before);
+    // Everyone else is unaffected, and an unblock restores it.
+    expect((await transfer(t, harasser, { toUserId: stranger.id, amount: 1 })).status).toBe(200);
+    expect((await t.request(`/api/v1/blocks/${harasser.id}`, { method: "DELETE", headers: victim.headers })).status).toBeLessThan(300);
+    expect((await transfer(t, harasser, { toUserId: victim.id, amount: 1 })).status).toBe(200);
+  });
+
   it("answers 422 insufficient_funds when the sender lacks coins, and nothing changes", async () => {
     const t = app();
     const admin = await person(t, { admin: true });
