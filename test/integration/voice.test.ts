@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { SignJWT } from "jose";
@@ -95,7 +96,7 @@ describe("POST /api/v1/voice/stt", () => {
     const seen = runtime.calls.at(-1)!;
     expect(seen.search).toBe("?language=fr");
     expect(seen.headers["transfer-encoding"]).toBe("chunked");
-    expect(seen.identity).toMatchObject({ sub: me.id, role: "user", htm: "POST", htp: "/stt", jti: res.headers.get("x-request-id") });
+    expect(seen.identity).toMatchObject({ sub: me.id, role: "user", htm: "POST", htp: "/stt", jti: expect.stringMatching(/^vtk_/) });
     expect(seen.identity!.exp! - seen.identity!.iat!).toBe(60);
   });
 
@@ -204,6 +205,44 @@ describe("POST /api/v1/voice/tts", () => {
     } finally {
       runtime.handle(undefined);
     }
+  });
+
+  it("passes on a whole answer from a runtime that compresses anyway, and asks it not to", async () => {
+    const me = await signIn(t, env.issuer);
+    const transcript = JSON.stringify({ text: "word ".repeat(2_400) });
+    runtime.handle((req, res) => {
+      req.resume();
+      const packed = gzipSync(transcript);
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(packed.length) }).end(packed);
+    });
+    try {
+      const res = await fetch(`${base}/api/v1/voice/tts`, {
+        method: "POST",
+        headers: { ...me.headers, "content-type": "application/json" },
+        body: JSON.stringify({ text: "hello", voice: "a" }),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe(transcript);
+      expect(runtime.calls.at(-1)!.headers["accept-encoding"]).toBe("identity");
+    } finally {
+      runtime.handle(undefined);
+    }
+  });
+
+  it("gives every identity token its own jti, even when the client reuses its request id", async () => {
+    const me = await signIn(t, env.issuer);
+    const send = () =>
+      fetch(`${base}/api/v1/voice/tts`, {
+        method: "POST",
+        headers: { ...me.headers, "content-type": "application/json", "x-request-id": "client-fixed-id-123" },
+        body: JSON.stringify({ text: "hello", voice: "a" }),
+      }).then((r) => r.arrayBuffer());
+    await send();
+    await send();
+    const [a, b] = runtime.calls.slice(-2).map((c) => c.identity?.jti);
+    expect(a).toMatch(/^vtk_/);
+    expect(b).toMatch(/^vtk_/);
+    expect(a).not.toBe(b);
   });
 
   it("cuts an answer that stalls longer than the timeout", async () => {

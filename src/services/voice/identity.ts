@@ -13,13 +13,18 @@ export interface IdentityClaims {
   /** The runtime path the token was made for, so it cannot be replayed against another one. */
   path: string;
   method: string;
-  requestId: string;
+  /**
+   * A fresh id of ours for this token (`jti`). Not the request id: a client chooses its own
+   * X-Request-Id, and two tokens with one jti would make a runtime that refuses replays refuse
+   * the client's second call.
+   */
+  tokenId: string;
   nowMs: number;
 }
 
 /**
  * A short-lived HS256 token the voice runtime verifies with the shared secret: who is calling,
- * for which runtime path, and a unique id (`jti`, our request id) it may use to refuse replays.
+ * for which runtime path, and a unique id (`jti`) it may use to refuse replays.
  * The audio is streamed, so the body itself is not signed; TLS between the hosts covers it.
  */
 export async function signIdentity(secret: string, claims: IdentityClaims): Promise<string> {
@@ -29,7 +34,7 @@ export async function signIdentity(secret: string, claims: IdentityClaims): Prom
     .setIssuer(IDENTITY_ISSUER)
     .setAudience(IDENTITY_AUDIENCE)
     .setSubject(claims.userId)
-    .setJti(claims.requestId)
+    .setJti(claims.tokenId)
     .setIssuedAt(iat)
     .setExpirationTime(iat + IDENTITY_TTL_SECONDS)
     .sign(new TextEncoder().encode(secret));

@@ -50,9 +50,12 @@ export async function proxyVoice(deps: AppDeps, principal: Principal, call: Voic
     if (value !== null) headers.set(name, value);
   }
   headers.set("x-request-id", call.requestId);
+  // The answer is relayed as it arrives, with its length: a compressed one would be unpacked by
+  // fetch on the way and no longer match the Content-Length passed on.
+  headers.set("accept-encoding", "identity");
   headers.set(
     IDENTITY_HEADER,
-    await signIdentity(secret, { userId: principal.userId, role: principal.role, path, method: "POST", requestId: call.requestId, nowMs: deps.clock.now() }),
+    await signIdentity(secret, { userId: principal.userId, role: principal.role, path, method: "POST", tokenId: deps.ids.next("vtk"), nowMs: deps.clock.now() }),
   );
 
   const deadline = new Deadline(timeoutMs);
@@ -98,6 +101,9 @@ export async function proxyVoice(deps: AppDeps, principal: Principal, call: Voic
     const value = upstream.headers.get(name);
     if (value !== null) responseHeaders[name] = value;
   }
+  // A runtime that compresses anyway: fetch has unpacked the body, so its length is unknown.
+  const encoding = upstream.headers.get("content-encoding");
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") delete responseHeaders["content-length"];
   if (!upstream.body) return { status: upstream.status, headers: responseHeaders, body: null, done: Promise.resolve() };
 
   let finish!: () => void;
