@@ -132,10 +132,41 @@ async function blockedWith(db: Db, viewerId: string): Promise<Set<string>> {
   return new Set(rows.map((r) => r.other));
 }
 
+/**
+ * The top of the board is one snapshot (the first SNAPSHOT_SIZE places, stored whole for 30 s), so
+ * the pages a client walks through in that time come from one ranking: a member who moves while
+ * someone pages is neither shown twice nor skipped. Deeper pages are read and cached one by one.
+ */
+const SNAPSHOT_SIZE = 1_000;
+const SNAPSHOT_KEY = "wallet:leaderboard:top";
+
 async function sharedBoard(db: Db, kv: KeyValueStore, limit: number, offset: number): Promise<{ entries: LeaderboardEntry[]; nextOffset: number | null }> {
+  if (offset + limit <= SNAPSHOT_SIZE) {
+    const top = await topSnapshot(db, kv);
+    const entries = top.entries.slice(offset, offset + limit);
+    const more = offset + limit < top.entries.length || (top.complete === false && offset + limit === SNAPSHOT_SIZE);
+    return { entries, nextOffset: more ? offset + limit : null };
+  }
   const cacheKey = `wallet:leaderboard:${offset}:${limit}`;
   const cached = await kv.get(cacheKey).catch(() => null);
   if (cached) return JSON.parse(cached) as { entries: LeaderboardEntry[]; nextOffset: number | null };
+  const rows = await boardRows(db, limit + 1, offset);
+  const result = { entries: rows.slice(0, limit), nextOffset: rows.length > limit ? offset + limit : null };
+  await kv.set(cacheKey, JSON.stringify(result), { ttlMs: LEADERBOARD_TTL_MS }).catch(() => false);
+  return result;
+}
+
+/** The first SNAPSHOT_SIZE places; `complete` is false when the board goes on past them. */
+async function topSnapshot(db: Db, kv: KeyValueStore): Promise<{ entries: LeaderboardEntry[]; complete: boolean }> {
+  const cached = await kv.get(SNAPSHOT_KEY).catch(() => null);
+  if (cached) return JSON.parse(cached) as { entries: LeaderboardEntry[]; complete: boolean };
+  const rows = await boardRows(db, SNAPSHOT_SIZE + 1, 0);
+  const snapshot = { entries: rows.slice(0, SNAPSHOT_SIZE), complete: rows.length <= SNAPSHOT_SIZE };
+  await kv.set(SNAPSHOT_KEY, JSON.stringify(snapshot), { ttlMs: LEADERBOARD_TTL_MS }).catch(() => false);
+  return snapshot;
+}
+
+async function boardRows(db: Db, count: number, offset: number): Promise<LeaderboardEntry[]> {
   const rows = await queryRows<{ user_id: string; display_name: string | null; balance: string }>(
     db,
     sql`select a.user_id, u.display_name, a.balance::text as balance
@@ -143,17 +174,12 @@ async function sharedBoard(db: Db, kv: KeyValueStore, limit: number, offset: num
         where a.kind = 'wallet' and a.balance > 0
           and not exists (select 1 from profiles p where p.user_id = a.user_id and p.visibility = 'hidden')
         order by a.balance desc, a.user_id asc
-        limit ${limit + 1} offset ${offset}`,
+        limit ${count} offset ${offset}`,
   );
-  const result = {
-    entries: rows.slice(0, limit).map((r, i) => ({
-      rank: offset + i + 1,
-      userId: r.user_id,
-      displayName: r.display_name ?? `Member ${r.user_id.slice(-6)}`,
-      coins: Number(r.balance),
-    })),
-    nextOffset: rows.length > limit ? offset + limit : null,
-  };
-  await kv.set(cacheKey, JSON.stringify(result), { ttlMs: LEADERBOARD_TTL_MS }).catch(() => false);
-  return result;
+  return rows.map((r, i) => ({
+    rank: offset + i + 1,
+    userId: r.user_id,
+    displayName: r.display_name ?? `Member ${r.user_id.slice(-6)}`,
+    coins: Number(r.balance),
+  }));
 }
