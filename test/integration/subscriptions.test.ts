@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/rows";
+import { createPgDatabase } from "../../src/node/database";
 import { fixedClock } from "../../src/platform/clock";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
@@ -120,6 +121,28 @@ describe("plans and the free plan", () => {
 });
 
 describe("subscribing", () => {
+  it("renews by exactly 30 × 24 h even where the database session's time zone crosses a DST change", async () => {
+    // A session in New York, where 2026-03-08 is 23 hours long: a '30 days' interval would land an hour early.
+    const url = new URL(env.db.url);
+    url.searchParams.set("options", "-c TimeZone=America/New_York");
+    const database = createPgDatabase(url.toString(), { max: 2 });
+    try {
+      const start = Date.parse("2026-01-20T12:00:00Z");
+      const clock = fixedClock(start);
+      const t = buildTestApp({ database, issuer: env.issuer, clock });
+      const [{ tz }] = (await queryRows<{ tz: string }>(database.session().db, sql`select current_setting('TimeZone') as tz`)) as [{ tz: string }];
+      expect(tz).toBe("America/New_York");
+      const admin = await newUser(env.issuer, { admin: true });
+      const user = await newUser(env.issuer);
+      await fund(t, admin, user, 1000);
+      expect(((await (await subscribeReq(t, user, "premium")).json()) as Subscribed).currentPeriodEnd).toBe(iso(start + 30 * DAY));
+      const renewed = (await (await subscribeReq(t, user, "premium")).json()) as Subscribed;
+      expect(renewed.currentPeriodEnd).toBe(iso(start + 60 * DAY));
+    } finally {
+      await database.close();
+    }
+  });
+
   it("pays premium from the wallet, lifts the tier, extends on renewal and replaces on a plan change", async () => {
     const { clock, t, admin } = await setup();
     const user = await newUser(env.issuer);

@@ -86,8 +86,10 @@ export async function subscribe(m: MoneyContext, actor: Principal, planId: strin
         target: subscriptions.userId,
         set: {
           currentPeriodStart: sql`case when ${subscriptions.planId} = ${plan.id} and ${subscriptions.currentPeriodEnd} > ${now} then ${subscriptions.currentPeriodStart} else ${now} end`,
+          // Hours, not days: a day interval follows the session's time zone across a DST change,
+          // and a renewal is exactly periodDays × 24 h like a new subscription.
           currentPeriodEnd: sql`case when ${subscriptions.planId} = ${plan.id} and ${subscriptions.currentPeriodEnd} > ${now}
-                                 then ${subscriptions.currentPeriodEnd} + ${`${plan.periodDays} days`}::interval
+                                 then ${subscriptions.currentPeriodEnd} + ${`${plan.periodDays * 24} hours`}::interval
                                  else ${new Date(m.now + period)} end`,
           planId: plan.id,
           updatedAt: now,
