@@ -246,6 +246,22 @@ describe("match events on one instance", () => {
   });
 });
 
+describe("HEAD on the event stream", () => {
+  it("answers a GET's headers without opening a stream, so nothing is left subscribed or polling", async () => {
+    const kv = createMemoryStore();
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv });
+    const me = await signIn(t, env.issuer);
+    const res = await t.request("/api/v1/matches/events", { method: "HEAD", headers: me.headers });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(await res.text()).toBe("");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await kv.publish(eventChannel(me.id), "anyone?")).toBe(0);
+    // A bad Last-Event-ID is refused on HEAD as on GET.
+    expect((await t.request("/api/v1/matches/events", { method: "HEAD", headers: { ...me.headers, "last-event-id": "x" } })).status).toBe(400);
+  });
+});
+
 describe("match events where the store cannot subscribe", () => {
   const withoutSubscribe = (): KeyValueStore => {
     const { subscribe: _omitted, ...rest } = createMemoryStore();

@@ -36,6 +36,10 @@ function lastEventIdOf(c: Context<AppEnv>): number | undefined {
 export async function matchEventStream(c: Context<AppEnv>, userId: string): Promise<Response> {
   const { deps } = c.var;
   const requested = lastEventIdOf(c);
+  // HEAD gets a GET's headers and no stream: Hono drops a HEAD answer's body without cancelling
+  // it, so a stream opened for one would never learn that nobody reads it (its subscription,
+  // polling and heartbeats would live on).
+  if (c.req.method === "HEAD") return new Response(null, { status: 200, headers: SSE_HEADERS });
   // The stream outlives the request's own session (released when the handler returns; on
   // Workers that ends its connection), so it holds a session of its own until it closes.
   const session = deps.database.session();
@@ -118,6 +122,8 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
   });
 }
 
+const SSE_HEADERS: Record<string, string> = { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive" };
+
 /** One encoder for every stream (Hono's streaming helper makes one per stream). */
 const encoder = new TextEncoder();
 const HEAD = encoder.encode(`retry: ${RETRY_MS}\n: connected\n\n`);
@@ -162,9 +168,7 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
       hub.remove(entry);
     },
   });
-  c.header("Content-Type", "text/event-stream");
-  c.header("Cache-Control", "no-cache");
-  c.header("Connection", "keep-alive");
+  for (const [name, value] of Object.entries(SSE_HEADERS)) c.header(name, value);
   return c.body(body, 200);
 }
 

@@ -113,16 +113,25 @@ export function createEventHub(options: {
       unref(setTimeout(() => cursors.forEach((c) => enqueue(c.userId)), RETRY_MS));
       return;
     }
+    const readFrom = new Map(cursors.map((c) => [c.userId, c.afterId]));
     for (const [userId, events] of found) {
       const person = people.get(userId);
       if (!person) continue;
+      const afterId = readFrom.get(userId) ?? Infinity;
+      let behind = false;
       for (const s of [...person.streams]) {
+        // A stream that joined while this read ran (a reconnect with an older Last-Event-ID)
+        // wants events from before where the read began: this result would skip them for it.
+        if (s.lastId < afterId) {
+          behind = true;
+          continue;
+        }
         const fresh = events.filter((e) => e.id > s.lastId);
         if (fresh.length === 0) continue;
         s.lastId = fresh[fresh.length - 1]!.id;
         if (!s.deliver(fresh)) remove(s);
       }
-      if (events.length >= PER_PERSON) enqueue(userId);
+      if (behind || events.length >= PER_PERSON) enqueue(userId);
     }
   }
 
