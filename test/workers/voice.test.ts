@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config";
 import type { AppDeps } from "../../src/deps";
 import { systemClock } from "../../src/platform/clock";
+import { createIdGenerator, webRandom } from "../../src/platform/ids";
 import { createJsonLogger } from "../../src/platform/logger";
 import { proxyVoice } from "../../src/services/voice/proxy";
 
@@ -11,7 +12,13 @@ import { proxyVoice } from "../../src/services/voice/proxy";
 describe("the voice proxy in workerd", () => {
   it("streams a body to the runtime and its answer back, with a verified identity", async () => {
     const config = parseConfig({ NODE_ENV: "test", VOICE_RUNTIME_URL: String(env.VOICE_RUNTIME_URL), VOICE_RUNTIME_SECRET: String(env.VOICE_RUNTIME_SECRET), VOICE_TIMEOUT_MS: "5000" });
-    const deps = { config, clock: systemClock, fetch: globalThis.fetch.bind(globalThis), logger: createJsonLogger({ level: "silent", sink: () => {} }) } as unknown as AppDeps;
+    const deps = {
+      config,
+      clock: systemClock,
+      ids: createIdGenerator(systemClock, webRandom),
+      fetch: globalThis.fetch.bind(globalThis),
+      logger: createJsonLogger({ level: "silent", sink: () => {} }),
+    } as unknown as AppDeps;
     const chunk = new Uint8Array(64 * 1024).fill(7);
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
