@@ -1,11 +1,13 @@
+import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
+import { queryRows } from "../../src/db/rows";
 import { fixedClock } from "../../src/platform/clock";
 import { paymentDepsOf } from "../../src/services/payments/context";
 import { reconcilePayments } from "../../src/services/payments/reconcile";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
-import { balanceOf, creditsOf, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
+import { balanceOf, creditsOf, deliver, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
 import { json } from "../support/users";
 
 // Lost webhooks and abandoned checkouts: the scheduled pass asks each provider and settles.
@@ -15,10 +17,26 @@ const providers = useProviders();
 const db = () => env.db.database.db;
 afterEach(async () => {
   await expectLedgerBalanced(db());
+  // Each test counts what its passes ask about: nothing a test left unsettled is due in the next.
+  await queryRows(db(), sql`update payments set status = 'expired' where status in ('pending', 'failed') returning id`);
 });
 
 const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 const post = (t: TestApp, who: Person, path: string, body: unknown) => t.request(path, json(body, who.headers)).then((r) => r.json() as Promise<Record<string, string>>);
+
+/** `n` pending payments of a provider made `createdAt` and never paid, written straight to the table (a backlog as traffic leaves it). */
+async function backlog(provider: "card-a" | "card-b", userId: string, n: number, createdAt: Date): Promise<string[]> {
+  const prefix = provider === "card-a" ? "fund_backlog" : "cbtx_backlog";
+  const rows = await queryRows<{ id: string }>(
+    db(),
+    sql`insert into payments (id, provider, user_id, status, amount, currency, coins, created_at, updated_at)
+        select ${prefix} || '_' || ${crypto.randomUUID()} || '_' || g, ${provider}, ${userId}, 'pending', 500, 'USD', 500, ${createdAt.toISOString()}::timestamptz, ${createdAt.toISOString()}::timestamptz
+        from generate_series(1, ${n}) g
+        returning id`,
+  );
+  return rows.map((r) => r.id);
+}
 
 function setup() {
   // Frozen at a whole second near now: the test's access tokens are valid on this clock.
@@ -111,5 +129,107 @@ describe("payment reconciliation", () => {
     }
     await reconcile();
     expect((await paymentRow(db(), id)).status).toBe("completed");
+  });
+
+  it("expires card-a requests without asking, so a backlog of them never holds up the payments that are asked about", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const p = providers.current;
+    // More abandoned checkouts than one pass asks about, all older than the payment that was paid.
+    const abandoned = await backlog("card-a", me.id, 250, new Date(clock.now() - HOUR));
+    const paidCardA = (await post(t, me, "/api/payments/card-a/checkout", { amount: 300 })).fundingRequestId as string;
+    const lateCardA = (await post(t, me, "/api/payments/card-a/checkout", { amount: 400 })).fundingRequestId as string;
+    expect((await deliver(t, p.cardA.orderWebhook(paidCardA))).status).toBe(200);
+    const cardB = (await post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 5, phoneNumber: "+15550100", email: "p@example.test" })).transactionId as string;
+    p.cardB.pay(cardB); // its webhook is lost
+
+    clock.advance(16 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 1, credited: 1, expired: 0 });
+    expect((await paymentRow(db(), cardB)).status).toBe("completed");
+    expect((await paymentRow(db(), abandoned[0] as string)).status).toBe("pending");
+
+    // A day on, one pass expires every pending card-a request in one statement; completed ones stay.
+    clock.advance(24 * HOUR);
+    const report = await reconcile();
+    expect(report).toMatchObject({ checked: 0, expired: 251 });
+    const states = await queryRows<{ status: string; n: number }>(db(), sql`select status, count(*)::int as n from payments where id in ${[...abandoned, lateCardA]} group by status`);
+    expect(states).toEqual([{ status: "expired", n: 251 }]);
+    expect(await paymentRow(db(), paidCardA)).toMatchObject({ status: "completed" });
+    // The provider's order webhook for an expired request still credits it: the payer was charged.
+    const order = await deliver(t, p.cardA.orderWebhook(lateCardA));
+    expect(await order.json()).toEqual({ received: true, result: "credited" });
+    expect(await balanceOf(db(), me.id)).toBe(300 + 500 + 400);
+  });
+
+  it("works through a backlog larger than one pass, least recently asked first, so every due payment is asked", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const p = providers.current;
+    // 201 card-b links nobody paid (the provider knows no transaction for them), older than the intent.
+    const unanswered = await backlog("card-b", me.id, 201, new Date(clock.now() - HOUR));
+    const intent = (await post(t, me, "/api/payments/crypto/create", { amount: 25, currency: "USDT" })).paymentId as string;
+    clock.advance(5 * MINUTE);
+    p.crypto.setStatus(intent, "finished"); // its notification is lost
+
+    clock.advance(11 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 200, credited: 0 });
+    expect((await paymentRow(db(), intent)).status).toBe("pending");
+    // The next pass takes the ones not asked yet before asking the first 200 again.
+    clock.advance(5 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 200, credited: 1 });
+    expect(await paymentRow(db(), intent)).toMatchObject({ status: "completed" });
+    expect(await balanceOf(db(), me.id)).toBe(2500);
+    const neverAsked = await queryRows(db(), sql`select id from payments where id in ${unanswered} and reconciled_at is null`);
+    expect(neverAsked).toEqual([]);
+    const asked = p.cardB.requests.filter((r) => r.path === "/v3/transactions/verify_by_reference" && unanswered.includes(r.query.get("tx_ref") ?? ""));
+    expect(new Set(asked.map((r) => r.query.get("tx_ref"))).size).toBe(201);
+  });
+
+  it("credits a crypto payment that finished though the pass that finds it comes after expiresAt, and expires one nothing was sent to", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const p = providers.current;
+    const paid = (await post(t, me, "/api/payments/crypto/create", { amount: 12, currency: "USDT" })).paymentId as string;
+    const confirming = (await post(t, me, "/api/payments/crypto/create", { amount: 13, currency: "USDT" })).paymentId as string;
+    const unpaid = (await post(t, me, "/api/payments/crypto/create", { amount: 14, currency: "USDT" })).paymentId as string;
+    p.crypto.setStatus(paid, "finished");
+    p.crypto.setStatus(confirming, "confirming");
+
+    // The first pass that runs is past the intents' hour.
+    clock.advance(61 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 3, credited: 1, expired: 1, unchanged: 1 });
+    expect(await paymentRow(db(), paid)).toMatchObject({ status: "completed" });
+    expect(await paymentRow(db(), unpaid)).toMatchObject({ status: "expired", failure_reason: "intent expired" });
+    // Money on its way keeps the intent pending and asked about; it credits when it finishes.
+    expect(await paymentRow(db(), confirming)).toMatchObject({ status: "pending" });
+    p.crypto.setStatus(confirming, "finished");
+    clock.advance(5 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 1, credited: 1 });
+    expect(await balanceOf(db(), me.id)).toBe(1200 + 1300);
+  });
+
+  it("asks about a card-b payment that failed within a day, and credits a later successful attempt on its link", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const p = providers.current;
+    const retried = (await post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 25, phoneNumber: "+15550100", email: "p@example.test" })).transactionId as string;
+    const failedOnce = await deliver(t, p.cardB.webhook(p.cardB.pay(retried, { status: "failed" })));
+    expect(await failedOnce.json()).toEqual({ received: true, result: "failed" });
+    p.cardB.pay(retried); // the payer tried again and paid; that webhook is lost
+
+    clock.advance(16 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 1, credited: 1 });
+    expect(await paymentRow(db(), retried)).toMatchObject({ status: "completed" });
+    expect(await balanceOf(db(), me.id)).toBe(2500);
+
+    // A failed payment older than PAYMENT_EXPIRE_AFTER_SECONDS is no longer asked about.
+    const old = (await post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 30, phoneNumber: "+15550100", email: "p@example.test" })).transactionId as string;
+    await deliver(t, p.cardB.webhook(p.cardB.pay(old, { status: "failed" })));
+    clock.advance(24 * HOUR + MINUTE);
+    const asked = () => p.cardB.requests.filter((r) => r.query.get("tx_ref") === old).length;
+    const before = asked();
+    expect(await reconcile()).toMatchObject({ checked: 0 });
+    expect(asked()).toBe(before);
+    expect((await paymentRow(db(), old)).status).toBe("failed");
   });
 });

@@ -7,6 +7,7 @@ import { ENTERPRISE, signIn, type Person } from "../support/people";
 import { balanceOf, creditsOf, deliver, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
 import { CARD_B } from "../support/providers/card-b";
 import { hmacHex } from "../support/providers/fake-server";
+import { sortKeys } from "../support/providers/sort-keys";
 import { json } from "../support/users";
 
 // Provider events in every order and number: replays, duplicates at once, failures after success.
@@ -92,6 +93,25 @@ describe("card-a order webhook", () => {
     expect(await cardAOrder(t, id, { status: "failed" })).toBe("unchanged");
     expect(await paymentStatusOf(t, me, id)).toBe("completed");
     expect(await balanceOf(db(), me.id)).toBe(800);
+  });
+
+  it("logs a second paid order for a completed funding request for a person to refund, and does not credit it", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 1500);
+    // The payer paid the same checkout link twice (two tabs): two orders.
+    expect(await cardAOrder(t, id, { orderId: 111 })).toBe("credited");
+    expect(t.logs.filter((l) => l.level === "error")).toEqual([]);
+    expect(await cardAOrder(t, id, { orderId: 222 })).toBe("unchanged");
+    expect(t.logs).toContainEqual(
+      expect.objectContaining({ level: "error", msg: "payment received for a completed funding request: refund by hand", paymentId: id, provider: "card-a", orderId: "222" }),
+    );
+    expect(await creditsOf(db(), id)).toBe(1);
+    expect(await balanceOf(db(), me.id)).toBe(1500);
+    // A replay of the second order is a duplicate, not another alert.
+    const alerts = () => t.logs.filter((l) => l.msg === "payment received for a completed funding request: refund by hand").length;
+    expect(await cardAOrder(t, id, { orderId: 222 })).toBe("duplicate");
+    expect(alerts()).toBe(1);
   });
 
   it("does not credit an order whose amount differs from the funding request", async () => {
@@ -280,23 +300,137 @@ describe("crypto payment notifications", () => {
     expect(await balanceOf(db(), me.id)).toBe(3000);
   });
 
-  it("expires an intent past expiresAt (frozen clock): a later finished notification credits nothing", async () => {
-    // Frozen at a whole second near now, so the test's access tokens stay valid on this clock.
+  /** An intent on a clock frozen at a whole second near now (the test's access tokens stay valid on it). */
+  async function intentOnFrozenClock(amount: number) {
     const start = Math.floor(Date.now() / 1000) * 1000;
     const clock = fixedClock(start);
     const t = app(clock);
     const me = await person(t);
-    const { paymentId, expiresAt } = await cryptoIntent(t, me, 20);
-    expect(expiresAt).toBe(start / 1000 + 3_600);
-    // One second before expiry nothing happens yet; just after it, the intent is over.
-    clock.set(expiresAt * 1000 - 1_000);
-    expect(await resultOf(await deliver(t, providers.current.crypto.ipn(paymentId)))).toBe("unchanged");
-    clock.set(expiresAt * 1000 + 1_000);
+    const intent = await cryptoIntent(t, me, amount);
+    expect(intent.expiresAt).toBe(start / 1000 + 3_600);
+    return { clock, t, me, ...intent };
+  }
+
+  it("credits money that finished at our price, even when the notification arrives after expiresAt", async () => {
+    const { clock, t, me, paymentId, expiresAt } = await intentOnFrozenClock(20);
+    clock.set(expiresAt * 1000 + 2 * 60_000);
     providers.current.crypto.setStatus(paymentId, "finished");
-    expect(await resultOf(await deliver(t, providers.current.crypto.ipn(paymentId)))).toBe("expired");
-    expect(await paymentStatusOf(t, me, paymentId)).toBe("expired");
-    expect(await creditsOf(db(), paymentId)).toBe(0);
-    expect(await balanceOf(db(), me.id)).toBe(0);
+    expect(await resultOf(await deliver(t, providers.current.crypto.ipn(paymentId)))).toBe("credited");
+    expect(await paymentRow(db(), paymentId)).toMatchObject({ status: "completed" });
+    expect(await balanceOf(db(), me.id)).toBe(2000);
+  });
+
+  it("expires an intent past expiresAt that nothing was sent to; money that still finishes for it is credited", async () => {
+    const { clock, t, me, paymentId, expiresAt } = await intentOnFrozenClock(20);
+    const early = await cryptoIntent(t, me, 30);
+    const crypto = providers.current.crypto;
+    // One second before expiry a waiting intent stays; just after it, one still waiting is over.
+    clock.set(expiresAt * 1000 - 1_000);
+    expect(await resultOf(await deliver(t, crypto.ipn(early.paymentId)))).toBe("unchanged");
+    expect(await paymentRow(db(), early.paymentId)).toMatchObject({ status: "pending" });
+    clock.set(expiresAt * 1000 + 1_000);
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("expired");
+    expect(await paymentRow(db(), paymentId)).toMatchObject({ status: "expired", failure_reason: "intent expired" });
+    // The payer sent the quoted amount anyway and the provider finished it at our price.
+    crypto.setStatus(paymentId, "finished");
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("credited");
+    expect(await paymentRow(db(), paymentId)).toMatchObject({ status: "completed" });
+    expect(await creditsOf(db(), paymentId)).toBe(1);
+    // Finished at another price is not what the intent quoted: nothing is credited.
+    crypto.setStatus(early.paymentId, "finished");
+    expect(await resultOf(await deliver(t, crypto.ipn(early.paymentId, { price_amount: 3 })))).toBe("unchanged");
+    expect(await creditsOf(db(), early.paymentId)).toBe(0);
+    expect(await balanceOf(db(), me.id)).toBe(2000);
+  });
+
+  it("keeps an intent pending past expiresAt while the network confirms money sent to it", async () => {
+    const { clock, t, me, paymentId, expiresAt } = await intentOnFrozenClock(25);
+    const crypto = providers.current.crypto;
+    clock.set(expiresAt * 1000 + 60_000);
+    crypto.setStatus(paymentId, "confirming");
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("unchanged");
+    expect(await paymentRow(db(), paymentId)).toMatchObject({ status: "pending" });
+    crypto.setStatus(paymentId, "finished");
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("credited");
+    expect(await balanceOf(db(), me.id)).toBe(2500);
+  });
+});
+
+describe("verified notifications with an unexpected body", () => {
+  // Only the provider (or the holder of the push's token) can send these; they still answer 400
+  // and change nothing, instead of a 500 the provider would retry for ever.
+  const NOT_OBJECTS = ["null", "5", '"order_created"', "[]", "true"];
+
+  it("card-a: a signed body that is not an object, or names an id with a control character, is 400", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 900);
+    const signed = (body: string) => ({ path: "/api/payments/card-a/webhook", body, headers: { "x-signature": hmacHex("sha256", "card-a-signing-secret", body) } });
+    for (const body of NOT_OBJECTS) await expectError(await deliver(t, signed(body)), 400, "invalid_input");
+    const order = JSON.parse(providers.current.cardA.orderWebhook(id).body) as { meta: { custom_data: Record<string, unknown> }; data: { id: unknown } };
+    const withNul = structuredClone(order);
+    withNul.meta.custom_data.funding_request_id = `${id}\u0000`;
+    const withNulOrder = structuredClone(order);
+    withNulOrder.data.id = "1\u0000";
+    for (const body of [withNul, withNulOrder]) {
+      const error = await expectError(await deliver(t, signed(JSON.stringify(body))), 400, "invalid_input");
+      expect(error.details?.[0]?.path).toMatch(/funding_request_id|data\.id/);
+    }
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "pending" });
+    expect(await creditsOf(db(), id)).toBe(0);
+    expect(await resultOf(await deliver(t, providers.current.cardA.orderWebhook(id)))).toBe("credited");
+  });
+
+  it("card-b: a body with the right hash that is not an object, or names an id with a control character, is 400", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 12);
+    const tx = providers.current.cardB.pay(id);
+    const hashed = (body: string) => ({ path: "/api/v1/payments/card-b/webhook", body, headers: { "verif-hash": CARD_B.webhookSecret } });
+    for (const body of NOT_OBJECTS) await expectError(await deliver(t, hashed(body)), 400, "invalid_input");
+    const verifies = providers.current.cardB.verifyCalls();
+    for (const data of [{ ...tx, tx_ref: `${id}\u0000` }, { ...tx, id: `${tx.id}\u0000` }, { ...tx, tx_ref: "x".repeat(300) }]) {
+      await expectError(await deliver(t, hashed(JSON.stringify({ event: "charge.completed", data }))), 400, "invalid_input");
+    }
+    expect(providers.current.cardB.verifyCalls()).toBe(verifies);
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "pending" });
+    expect(await resultOf(await deliver(t, providers.current.cardB.webhook(tx)))).toBe("credited");
+  });
+
+  it("crypto: a correctly signed body that is not an object, or names an id with a control character, is 400", async () => {
+    const t = app();
+    const me = await person(t);
+    const { paymentId } = await cryptoIntent(t, me, 20);
+    const crypto = providers.current.crypto;
+    crypto.setStatus(paymentId, "finished");
+    const signed = (value: unknown) => {
+      const body = JSON.stringify(value);
+      return { path: "/api/payments/crypto/ipn", body, headers: { "x-nowpayments-sig": hmacHex("sha512", "crypto-ipn-secret", JSON.stringify(sortKeys(value))) } };
+    };
+    for (const body of NOT_OBJECTS) await expectError(await deliver(t, signed(JSON.parse(body))), 400, "invalid_input");
+    const p = crypto.byOrder(paymentId);
+    for (const bad of [{ ...p, order_id: `${paymentId}\u0000` }, { ...p, payment_id: `${p.payment_id}\u0000` }, { ...p, payment_status: "finished\u0000" }]) {
+      await expectError(await deliver(t, signed(bad)), 400, "invalid_input");
+    }
+    // Unsigned, the same bodies are still 401.
+    await expectError(await deliver(t, { ...signed(null), headers: { "x-nowpayments-sig": "0".repeat(128) } }), 401, "unauthorized");
+    expect(await paymentRow(db(), paymentId)).toMatchObject({ status: "pending" });
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("credited");
+  });
+
+  it("mobile money: a callback to a push's token that is not an object, or names an id with a control character, is 400", async () => {
+    const t = app();
+    const me = await person(t);
+    const push = await stkPush(t, me, 300);
+    const mm = providers.current.mobile;
+    mm.complete(push.checkoutRequestId, 0);
+    const hook = mm.callback(push.checkoutRequestId);
+    for (const body of NOT_OBJECTS) await expectError(await deliver(t, { ...hook, body }), 400, "invalid_input");
+    const withNul = JSON.parse(hook.body) as { Body: { stkCallback: Record<string, unknown> } };
+    withNul.Body.stkCallback.CheckoutRequestID = `${push.checkoutRequestId}\u0000`;
+    await expectError(await deliver(t, { ...hook, body: JSON.stringify(withNul) }), 400, "invalid_input");
+    expect(await paymentRow(db(), push.requestId)).toMatchObject({ status: "pending" });
+    expect(await resultOf(await deliver(t, hook))).toBe("credited");
   });
 });
 

@@ -150,6 +150,32 @@ describe("configuration and provider failures", () => {
     ]);
   });
 
+  it.each([
+    ["card-a", "/api/payments/card-a/checkout", { amount: 700 }, ["not a url", "javascript:alert(1)", "/checkout/custom/1", "https://shop.card-a.test/a b"]],
+    ["card-b", "/api/v1/payments/card-b/card-collection", { amount: 7, phoneNumber: "+15550100", email: "me@example.test" }, ["pay-here", "javascript:alert(1)", "ftp://checkout.card-b.test/pay/1", "https://"]],
+  ] as const)("%s checkout link that is not an absolute http(s) URL: 502, the payment failed and its key freed", async (provider, path, body, links) => {
+    const t = app();
+    for (const link of links) {
+      const me = await person(t);
+      if (provider === "card-a") providers.current.cardA.answerNextUrl(link);
+      else providers.current.cardB.answerNextLink(link);
+      const key = `link-${crypto.randomUUID()}`;
+      const res = await t.request(path, json(body, { ...me.headers, "idempotency-key": key }));
+      const error = await expectError(res, 502, "provider_error");
+      expect(error.message).toContain(provider);
+      const rows = () => queryRows(env.db.database.db, sql`select status, failure_reason, idempotency_key from payments where user_id = ${me.id} order by status`);
+      expect(await rows(), link).toEqual([{ status: "failed", failure_reason: "provider_error: body", idempotency_key: null }]);
+      // The key was freed with the payment: the retry makes a new one (the provider now answers a real link).
+      const retry = await t.request(path, json(body, { ...me.headers, "idempotency-key": key }));
+      expect(retry.status, await retry.clone().text()).toBe(201);
+      expect(retry.headers.get("idempotent-replayed")).toBeNull();
+      expect(await rows()).toEqual([
+        { status: "failed", failure_reason: "provider_error: body", idempotency_key: null },
+        { status: "pending", failure_reason: null, idempotency_key: key },
+      ]);
+    }
+  });
+
   it("keeps the routes the spec lists as not implemented absent", async () => {
     const t = app();
     const me = await person(t);
@@ -219,6 +245,9 @@ describe("crypto intents", () => {
     expect(body.expiresAt as number).toBeGreaterThan(nowSeconds + 3_500);
     expect(body.expiresAt as number).toBeLessThan(nowSeconds + 3_700);
     expect(body.instructions).toContain(`0.002 BTC to ${body.paymentAddress as string}`);
+    // A payment that finishes after expiresAt is still credited, so the instructions do not say otherwise.
+    expect(body.instructions).toContain("guaranteed until that time");
+    expect(body.instructions).not.toMatch(/not credited/);
     expect(providers.current.crypto.requests.at(-1)?.body).toMatchObject({ price_amount: 100, price_currency: "usd", pay_currency: "btc", order_id: body.paymentId, ipn_callback_url: "https://api.example.test/api/payments/crypto/ipn" });
     expect(await paymentRow(env.db.database.db, body.paymentId as string)).toMatchObject({ coins: 10_000, provider_ref: body.reference });
   });

@@ -37,6 +37,11 @@ export const payments = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
     completedAt: timestamp("completed_at", { withTimezone: true, mode: "date" }),
+    /**
+     * When reconciliation last took it to ask its provider. Each pass takes the least recently
+     * asked first, so a backlog larger than one pass is worked through instead of re-read.
+     */
+    reconciledAt: timestamp("reconciled_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [
     check("payments_provider_check", sql`${t.provider} in ('card-a', 'card-b', 'crypto', 'mobile-money')`),
@@ -50,6 +55,8 @@ export const payments = pgTable(
     uniqueIndex("payments_ledger_transaction_idx").on(t.ledgerTransactionId),
     index("payments_user_idx").on(t.userId, t.createdAt),
     index("payments_pending_idx").on(t.createdAt).where(sql`${t.status} = 'pending'`),
+    // Reconciliation also asks about failed card-b payments (another attempt on the same link may succeed).
+    index("payments_failed_card_b_idx").on(t.createdAt).where(sql`${t.status} = 'failed' and ${t.provider} = 'card-b'`),
   ],
 );
 

@@ -2,10 +2,11 @@ import type { Principal } from "../../auth/principal";
 import { ApiError } from "../../errors";
 import type { PaymentDeps } from "./context";
 import { checkCoins, fxRates, normaliseCurrency } from "./money";
-import { ProviderFailure, callProvider, expectString } from "./provider-http";
+import { ProviderFailure, callProvider, expectCheckoutUrl, expectString } from "./provider-http";
 import { cardAConfig } from "./providers";
 import { hmacSha256Hex, signatureMatches } from "./signatures";
 import { attachProvider, createPending, findPayment, markFailed, settlePayment, type ProviderOutcome, type SettleResult } from "./store";
+import { idField, parseObject } from "./webhook-body";
 
 export interface CardACheckout {
   status: "pending";
@@ -63,7 +64,7 @@ export async function createCardACheckout(deps: PaymentDeps, actor: Principal, i
       },
     });
     const checkoutId = expectString("card-a", answer?.data?.id, "checkout id");
-    const checkoutUrl = expectString("card-a", answer?.data?.attributes?.url, "checkout url");
+    const checkoutUrl = expectCheckoutUrl("card-a", answer?.data?.attributes?.url, "checkout url");
     await attachProvider(deps, row.id, checkoutId, { checkoutUrl });
     return { status: "pending", checkoutUrl, fundingRequestId: row.id, amount: input.amount, currency };
   } catch (err) {
@@ -87,16 +88,12 @@ export async function handleCardAWebhook(deps: PaymentDeps, rawBody: string, sig
   if (!(await signatureMatches(await hmacSha256Hex(provider.webhookSecret, rawBody), signature))) {
     throw new ApiError("unauthorized", "invalid webhook signature");
   }
-  let body: OrderWebhook;
-  try {
-    body = JSON.parse(rawBody) as OrderWebhook;
-  } catch {
-    throw new ApiError("invalid_input", "webhook body is not JSON");
-  }
+  const body = parseObject(rawBody, "webhook body") as OrderWebhook;
   const event = typeof body.meta?.event_name === "string" ? body.meta.event_name : "";
-  const fundingId = body.meta?.custom_data?.funding_request_id;
-  const orderId = body.data?.id;
-  if (event !== "order_created" || typeof fundingId !== "string" || (typeof orderId !== "string" && typeof orderId !== "number")) {
+  const rawFundingId = body.meta?.custom_data?.funding_request_id;
+  const fundingId = typeof rawFundingId === "string" ? idField(rawFundingId, "meta.custom_data.funding_request_id") : undefined;
+  const orderId = idField(body.data?.id, "data.id");
+  if (event !== "order_created" || fundingId === undefined || orderId === undefined) {
     // Refunds and other events never take coins back automatically; they are logged for a person.
     deps.logger.info("card-a webhook ignored", { event, fundingId });
     return { received: true, result: "ignored" };
@@ -118,7 +115,12 @@ export async function handleCardAWebhook(deps: PaymentDeps, rawBody: string, sig
   const result = await settlePayment(deps, {
     paymentId: fundingId,
     outcome,
-    event: { provider: "card-a", id: `${event}:${String(orderId)}`, kind: event },
+    event: { provider: "card-a", id: `${event}:${orderId}`, kind: event },
   });
+  // A paid order changes every funding request but a completed one, which is never credited twice:
+  // this is a second order (the link stays usable until it expires), and the payer paid twice.
+  if (outcome.kind === "paid" && result === "unchanged") {
+    deps.logger.error("payment received for a completed funding request: refund by hand", { paymentId: fundingId, provider: "card-a", orderId });
+  }
   return { received: true, result };
 }

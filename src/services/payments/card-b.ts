@@ -3,9 +3,10 @@ import { ApiError } from "../../errors";
 import { timingSafeEqual } from "../../platform/hash";
 import type { PaymentDeps } from "./context";
 import { coinsFor, normaliseCurrency } from "./money";
-import { ProviderFailure, callProvider, expectString } from "./provider-http";
+import { ProviderFailure, callProvider, expectCheckoutUrl } from "./provider-http";
 import { cardBConfig, type CardBConfig } from "./providers";
 import { attachProvider, createPending, eventSeen, findPayment, markFailed, settlePayment, type PaymentRow, type ProviderOutcome, type SettleResult } from "./store";
+import { idField, parseObject } from "./webhook-body";
 
 export interface CardBCheckout {
   status: "pending";
@@ -45,7 +46,7 @@ export async function createCardBCheckout(
       },
     });
     if (answer?.status !== "success") throw new ProviderFailure("card-b", "body", "payment link not created");
-    const checkoutUrl = expectString("card-b", answer.data?.link, "payment link");
+    const checkoutUrl = expectCheckoutUrl("card-b", answer.data?.link, "payment link");
     // The hosted page's id is the last segment of its link; it names the checkout session.
     const sessionId = new URL(checkoutUrl).pathname.split("/").filter(Boolean).pop() ?? row.id;
     await attachProvider(deps, row.id, `session:${sessionId}`, { checkoutUrl, sessionId });
@@ -100,20 +101,15 @@ interface CardBWebhook {
 export async function handleCardBWebhook(deps: PaymentDeps, rawBody: string, hash: string | undefined): Promise<{ received: true; result: SettleResult | "ignored" }> {
   const provider = cardBConfig(deps.config);
   if (!hash || !(await timingSafeEqual(provider.webhookSecret, hash))) throw new ApiError("unauthorized", "invalid verification hash");
-  let body: CardBWebhook;
-  try {
-    body = JSON.parse(rawBody) as CardBWebhook;
-  } catch {
-    throw new ApiError("invalid_input", "webhook body is not JSON");
-  }
+  const body = parseObject(rawBody, "webhook body") as CardBWebhook;
   const event = typeof body.event === "string" ? body.event : "";
-  const txId = body.data?.id;
-  const txRef = body.data?.tx_ref;
-  if (event !== "charge.completed" || (typeof txId !== "number" && typeof txId !== "string") || typeof txRef !== "string") {
+  const txId = idField(body.data?.id, "data.id");
+  const txRef = typeof body.data?.tx_ref === "string" ? idField(body.data.tx_ref, "data.tx_ref") : undefined;
+  if (event !== "charge.completed" || txId === undefined || txRef === undefined) {
     deps.logger.info("card-b webhook ignored", { event });
     return { received: true, result: "ignored" };
   }
-  const eventId = `${event}:${String(txId)}`;
+  const eventId = `${event}:${txId}`;
   // A replay need not cost a verify call; a concurrent duplicate is stopped by the event's key.
   if (await eventSeen(deps.db, "card-b", eventId)) return { received: true, result: "duplicate" };
   const payment = await findPayment(deps.db, txRef);
@@ -123,7 +119,7 @@ export async function handleCardBWebhook(deps: PaymentDeps, rawBody: string, has
   }
   let verified: VerifiedTransaction | null;
   try {
-    verified = await verifyTransaction(deps, provider, String(txId));
+    verified = await verifyTransaction(deps, provider, txId);
   } catch (err) {
     // Nothing is recorded, so the provider's retry is processed afresh.
     if (err instanceof ProviderFailure) throw err.toApiError();
@@ -136,7 +132,7 @@ export async function handleCardBWebhook(deps: PaymentDeps, rawBody: string, has
     // Only a final answer uses the event up: while the provider still says pending, or disagrees
     // with us, the provider's retry (or reconciliation) asks again.
     event: outcome.kind === "pending" ? undefined : { provider: "card-b", id: eventId, kind: event },
-    providerRef: outcome.kind === "paid" ? String(txId) : undefined,
+    providerRef: outcome.kind === "paid" ? txId : undefined,
   });
   return { received: true, result };
 }

@@ -6,6 +6,7 @@ import { ProviderFailure, callProvider, expectString } from "./provider-http";
 import { cryptoConfig } from "./providers";
 import { hmacSha512Hex, signatureMatches, sortKeysDeep } from "./signatures";
 import { attachProvider, createPending, findPayment, markFailed, settlePayment, type PaymentRow, type ProviderOutcome, type SettleResult } from "./store";
+import { asObject, idField } from "./webhook-body";
 
 export const CRYPTO_CURRENCIES = ["BTC", "ETH", "LTC", "BCH", "USDC", "USDT"] as const;
 export type CryptoCurrency = (typeof CRYPTO_CURRENCIES)[number];
@@ -71,7 +72,7 @@ export async function createCryptoIntent(deps: PaymentDeps, actor: Principal, in
     const expiresAtSeconds = Math.floor(expiresAt.getTime() / 1000);
     const instructions =
       `Send exactly ${payAmount} ${input.currency} to ${paymentAddress} before ${expiresAt.toISOString()}. ` +
-      `Your wallet is credited with ${coins} coins once the network confirms the payment; a payment after that time is not credited.`;
+      `The amount is guaranteed until that time; your wallet is credited with ${coins} coins once the network confirms the payment.`;
     await attachProvider(deps, row.id, reference, { paymentAddress, instructions }, { amount: payAmount });
     return { status: "pending", paymentAddress, amount: payAmount, currency: input.currency, reference, paymentId: row.id, expiresAt: expiresAtSeconds, instructions };
   } catch (err) {
@@ -81,13 +82,21 @@ export async function createCryptoIntent(deps: PaymentDeps, actor: Principal, in
   }
 }
 
+/** The provider has seen money for these, not yet enough (or not yet confirmed) to credit. */
+const MONEY_ON_THE_WAY = new Set(["confirming", "confirmed", "sending", "partially_paid"]);
+
+/**
+ * What the provider's view of the payment means for ours. `finished` at our USD price is money
+ * we credit whenever we learn of it, also after expiresAt: the payer paid what the intent
+ * quoted. Past expiresAt only an intent nothing was sent to expires (store.ts).
+ */
 function outcomeOf(payment: PaymentRow, p: ProviderPayment): ProviderOutcome {
   if (String(p.payment_id) !== payment.providerRef) return { kind: "pending" };
   switch (p.payment_status) {
     case "finished": {
       const price = (payment.details as { priceAmount?: number }).priceAmount;
       const samePrice = p.price_amount === undefined || (Number(p.price_amount) === price && String(p.price_currency ?? "usd").toLowerCase() === "usd");
-      return samePrice ? { kind: "paid" } : { kind: "pending" };
+      return samePrice ? { kind: "paid" } : { kind: "pending", paymentSeen: true };
     }
     case "failed":
     case "refunded":
@@ -95,8 +104,8 @@ function outcomeOf(payment: PaymentRow, p: ProviderPayment): ProviderOutcome {
     case "expired":
       return { kind: "expired", reason: "provider expired the payment" };
     default:
-      // waiting, confirming, confirmed, sending, partially_paid: not yet money we can credit.
-      return { kind: "pending" };
+      // waiting (nothing sent yet) and the statuses of money on its way: not yet money we can credit.
+      return MONEY_ON_THE_WAY.has(String(p.payment_status)) ? { kind: "pending", paymentSeen: true } : { kind: "pending" };
   }
 }
 
@@ -107,25 +116,30 @@ function outcomeOf(payment: PaymentRow, p: ProviderPayment): ProviderOutcome {
  */
 export async function handleCryptoIpn(deps: PaymentDeps, rawBody: string, signature: string | undefined): Promise<{ received: true; result: SettleResult | "ignored" }> {
   const provider = cryptoConfig(deps.config);
-  let body: ProviderPayment;
+  // The signature covers the parsed JSON, so a body that does not parse cannot carry one.
+  let parsed: unknown;
   try {
-    body = JSON.parse(rawBody) as ProviderPayment;
+    parsed = JSON.parse(rawBody);
   } catch {
     throw new ApiError("unauthorized", "invalid notification signature");
   }
-  const signed = sortKeysDeep(body);
-  if (!body || typeof body !== "object" || signed === undefined) throw new ApiError("unauthorized", "invalid notification signature");
+  const signed = sortKeysDeep(parsed);
+  if (signed === undefined) throw new ApiError("unauthorized", "invalid notification signature");
   const expected = await hmacSha512Hex(provider.ipnSecret, JSON.stringify(signed));
   if (!(await signatureMatches(expected, signature))) throw new ApiError("unauthorized", "invalid notification signature");
-  if (typeof body.order_id !== "string" || body.payment_id === undefined || typeof body.payment_status !== "string") {
+  const body = asObject(parsed, "notification body") as ProviderPayment;
+  const orderId = typeof body.order_id === "string" ? idField(body.order_id, "order_id") : undefined;
+  const paymentId = idField(body.payment_id, "payment_id");
+  const status = typeof body.payment_status === "string" ? idField(body.payment_status, "payment_status") : undefined;
+  if (orderId === undefined || paymentId === undefined || status === undefined) {
     return { received: true, result: "ignored" };
   }
-  const payment = await findPayment(deps.db, body.order_id);
+  const payment = await findPayment(deps.db, orderId);
   const outcome = payment && payment.provider === "crypto" ? outcomeOf(payment, body) : { kind: "pending" as const };
   const result = await settlePayment(deps, {
-    paymentId: body.order_id,
+    paymentId: orderId,
     outcome,
-    event: { provider: "crypto", id: `${String(body.payment_id)}:${body.payment_status}`, kind: body.payment_status },
+    event: { provider: "crypto", id: `${paymentId}:${status}`, kind: status },
   });
   return { received: true, result };
 }

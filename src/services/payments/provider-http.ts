@@ -74,3 +74,23 @@ export function expectString(provider: Provider, value: unknown, what: string): 
   if (typeof value === "number") return String(value);
   throw new ProviderFailure(provider, "body", `no ${what} in the answer`);
 }
+
+/**
+ * A hosted checkout link the payer will be sent to: only an absolute http(s) URL is one. Anything
+ * else (a relative path, `javascript:`, a string with spaces) is a garbage answer, so the payment
+ * fails and its key is freed rather than a link we cannot vouch for reaching the payer.
+ */
+export function expectCheckoutUrl(provider: Provider, value: unknown, what: string): string {
+  const link = expectString(provider, value, what);
+  if (/^https?:\/\/[^\s\u0000-\u001f\u007f]+$/i.test(link) && parses(link)) return link;
+  throw new ProviderFailure(provider, "body", `${what} in the answer is not an http(s) URL`);
+}
+
+function parses(url: string): boolean {
+  try {
+    new URL(url);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,4 +1,4 @@
-import { and, asc, eq, lt } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lt, ne, or, sql } from "drizzle-orm";
 import { payments } from "../../db/tables/payments";
 import type { PaymentDeps } from "./context";
 import { recheckCardB } from "./card-b";
@@ -9,33 +9,35 @@ import { cardBConfig, configured, cryptoConfig, mobileMoneyConfig } from "./prov
 import { settlePayment, type PaymentRow, type ProviderOutcome, type SettleResult } from "./store";
 
 export interface ReconcileReport {
+  /** Payments whose provider was asked (or would have been, when it is not configured). */
   checked: number;
   credited: number;
   failed: number;
+  /** Payments asked about that expired, plus card-a requests expired without asking. */
   expired: number;
   unchanged: number;
   errors: number;
 }
 
+/** Payments asked about per pass; a larger backlog is worked through over the next passes. */
 const BATCH = 200;
 
 /**
- * One pass over payments pending longer than PAYMENT_RECONCILE_AFTER_SECONDS: each is asked about
- * at its provider and moved on as a webhook would have moved it; one still pending after
- * PAYMENT_EXPIRE_AFTER_SECONDS (or a crypto intent past expiresAt) expires. The same function runs
- * from the Workers cron trigger and the Node interval; several runs at once are safe, because
- * every change goes through settlePayment's row lock and allowed transitions.
+ * One pass. card-a requests still pending after PAYMENT_EXPIRE_AFTER_SECONDS expire in one
+ * statement (its provider has no lookup by our reference). Then up to BATCH payments due a check
+ * (pending longer than PAYMENT_RECONCILE_AFTER_SECONDS, or a card-b payment that failed within
+ * PAYMENT_EXPIRE_AFTER_SECONDS: another attempt on its link may still succeed) are asked about at
+ * their provider, least recently asked first, and moved on as a webhook would have moved them; one
+ * still pending after PAYMENT_EXPIRE_AFTER_SECONDS (or a crypto intent past expiresAt that nothing
+ * was sent to) expires. With N payments due, each is asked within ceil(N / BATCH) passes.
+ * The same function runs from the Workers cron trigger and the Node interval; several runs at
+ * once are safe, because every change goes through settlePayment's row lock and allowed transitions.
  */
 export async function reconcilePayments(deps: PaymentDeps): Promise<ReconcileReport> {
   const now = deps.clock.now();
   const report: ReconcileReport = { checked: 0, credited: 0, failed: 0, expired: 0, unchanged: 0, errors: 0 };
-  const due = await deps.db
-    .select()
-    .from(payments)
-    .where(and(eq(payments.status, "pending"), lt(payments.createdAt, new Date(now - deps.config.PAYMENT_RECONCILE_AFTER_SECONDS * 1000))))
-    .orderBy(asc(payments.createdAt))
-    .limit(BATCH);
-  for (const payment of due) {
+  report.expired += await expireCardA(deps, now);
+  for (const payment of await claimDue(deps, now)) {
     report.checked++;
     let outcome: ProviderOutcome;
     try {
@@ -54,14 +56,54 @@ export async function reconcilePayments(deps: PaymentDeps): Promise<ReconcileRep
     else if (result === "expired") report.expired++;
     else report.unchanged++;
   }
-  if (report.checked > 0) deps.logger.info("payment reconciliation", { ...report });
+  if (report.checked > 0 || report.expired > 0) deps.logger.info("payment reconciliation", { ...report });
   return report;
 }
 
 /**
  * card-a's checkout carries an expiry equal to ours and its order webhook is retried by the
- * provider, so it is only expired here; the others are asked.
+ * provider, so its requests are never asked about, only expired: in one statement, and only
+ * from pending, so an order webhook crediting the same row at the same moment wins (the update
+ * waits for its row lock, then finds the row no longer pending).
  */
+async function expireCardA(deps: PaymentDeps, now: number): Promise<number> {
+  const expired = await deps.db
+    .update(payments)
+    .set({ status: "expired", failureReason: "not paid in time", updatedAt: new Date(now) })
+    .where(and(eq(payments.provider, "card-a"), eq(payments.status, "pending"), lt(payments.createdAt, new Date(now - deps.config.PAYMENT_EXPIRE_AFTER_SECONDS * 1000))))
+    .returning({ id: payments.id });
+  return expired.length;
+}
+
+/**
+ * Takes the next BATCH payments due a check, least recently asked first (never asked before all
+ * others), and stamps them asked in the same statement, so the next pass takes the ones after
+ * them instead of the same rows again. A row another pass or a webhook holds locked at that
+ * moment is skipped: it is being dealt with.
+ */
+async function claimDue(deps: PaymentDeps, now: number): Promise<PaymentRow[]> {
+  const dueSince = new Date(now - deps.config.PAYMENT_RECONCILE_AFTER_SECONDS * 1000);
+  const retryAttemptsSince = new Date(now - deps.config.PAYMENT_EXPIRE_AFTER_SECONDS * 1000);
+  const due = deps.db
+    .select({ id: payments.id })
+    .from(payments)
+    .where(
+      and(
+        lt(payments.createdAt, dueSince),
+        or(
+          and(eq(payments.status, "pending"), ne(payments.provider, "card-a")),
+          and(eq(payments.status, "failed"), eq(payments.provider, "card-b"), gt(payments.createdAt, retryAttemptsSince)),
+        ),
+      ),
+    )
+    .orderBy(sql`${payments.reconciledAt} asc nulls first`, asc(payments.createdAt))
+    .limit(BATCH)
+    .for("update", { skipLocked: true });
+  const claimed = await deps.db.update(payments).set({ reconciledAt: new Date(now) }).where(inArray(payments.id, due)).returning();
+  return claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+}
+
+/** The provider's view of a payment; a provider without settings is not asked (it stays pending). */
 async function askProvider(deps: PaymentDeps, payment: PaymentRow): Promise<ProviderOutcome> {
   switch (payment.provider) {
     case "card-b":

@@ -125,8 +125,11 @@ export async function eventSeen(db: Db, provider: Provider, eventId: string): Pr
   return rows.length > 0;
 }
 
-/** What the provider says happened. `pending` changes nothing (but an expired crypto intent still expires). */
-export type ProviderOutcome = { kind: "paid" } | { kind: "failed"; reason: string } | { kind: "expired"; reason: string } | { kind: "pending" };
+/**
+ * What the provider says happened. `pending` changes nothing, except that a crypto intent past
+ * expiresAt expires unless `paymentSeen` (the provider has seen money for it, not yet confirmed).
+ */
+export type ProviderOutcome = { kind: "paid" } | { kind: "failed"; reason: string } | { kind: "expired"; reason: string } | { kind: "pending"; paymentSeen?: boolean };
 
 export type SettleResult = "duplicate" | "unknown_payment" | "credited" | "failed" | "expired" | "unchanged";
 
@@ -173,16 +176,10 @@ interface Change {
 
 async function transition(deps: PaymentDeps, tx: Tx, row: PaymentRow, outcome: ProviderOutcome, now: Date, providerRef?: string): Promise<Change> {
   if (row.status === "completed") return { result: "unchanged" };
-  // A crypto intent past its expiry can no longer credit, whatever arrives afterwards.
-  const pastExpiry = row.provider === "crypto" && row.expiresAt !== null && now.getTime() > row.expiresAt.getTime();
-  if (row.provider === "crypto" && (row.status === "expired" || pastExpiry)) {
-    if (row.status === "pending") await setStatus(tx, row.id, "expired", now, "intent expired");
-    return { result: row.status === "expired" ? "unchanged" : "expired" };
-  }
   switch (outcome.kind) {
     case "paid":
       // Money the provider confirms was taken is credited even after a failed attempt or our own
-      // expiry of a card or mobile-money payment: the payer was charged.
+      // expiry (a crypto intent's expiresAt included): the payer was charged.
       return credit(deps, tx, row, now, providerRef);
     case "failed":
     case "expired":
@@ -190,8 +187,19 @@ async function transition(deps: PaymentDeps, tx: Tx, row: PaymentRow, outcome: P
       await setStatus(tx, row.id, outcome.kind, now, outcome.reason);
       return { result: outcome.kind };
     case "pending":
-      return { result: "unchanged" };
+      if (row.status !== "pending" || !intentRanOut(row, outcome, now)) return { result: "unchanged" };
+      await setStatus(tx, row.id, "expired", now, "intent expired");
+      return { result: "expired" };
   }
+}
+
+/**
+ * A crypto intent quotes its amount until expiresAt; past it, one nothing was sent to is over.
+ * One the provider has seen money for waits (reconciliation expires it after
+ * PAYMENT_EXPIRE_AFTER_SECONDS like any payment), so it is still asked about until it finishes.
+ */
+function intentRanOut(row: PaymentRow, outcome: { paymentSeen?: boolean }, now: Date): boolean {
+  return row.provider === "crypto" && row.expiresAt !== null && now.getTime() > row.expiresAt.getTime() && !outcome.paymentSeen;
 }
 
 async function setStatus(tx: Tx, id: string, status: PaymentStatus, now: Date, reason: string): Promise<void> {

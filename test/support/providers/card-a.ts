@@ -15,6 +15,8 @@ export interface CardAFake extends FakeServer {
   /** An `order_created` webhook for the checkout of a funding request, signed like the provider signs it. */
   /** A signed order event; `event` defaults to order_created (order_refunded is another the provider sends). */
   orderWebhook(fundingRequestId: string, order?: { status?: string; subtotal?: number; discountTotal?: number; currency?: string; orderId?: number; event?: string }): Delivery;
+  /** The next checkout is answered with this as its `url` (a provider answering garbage). */
+  answerNextUrl(url: string): void;
 }
 
 let nextOrder = 1000;
@@ -22,6 +24,12 @@ let nextOrder = 1000;
 /** Lemon-Squeezy-style: JSON:API checkouts with custom price and custom data; HMAC-SHA256 (`X-Signature`) order webhooks. */
 export async function startCardAFake(): Promise<CardAFake> {
   const checkouts = new Map<string, Checkout>();
+  let nextUrl: string | undefined;
+  const takeNextUrl = () => {
+    const url = nextUrl;
+    nextUrl = undefined;
+    return url;
+  };
   function orderWebhook(fundingRequestId: string, order: { status?: string; subtotal?: number; discountTotal?: number; currency?: string; orderId?: number; event?: string } = {}): Delivery {
     const event = order.event ?? "order_created";
     const checkout = [...checkouts.values()].find((c) => c.custom.funding_request_id === fundingRequestId);
@@ -69,7 +77,7 @@ export async function startCardAFake(): Promise<CardAFake> {
                 custom_price: attrs.custom_price,
                 checkout_data: attrs.checkout_data,
                 expires_at: attrs.expires_at ?? null,
-                url: `https://shop.card-a.test/checkout/custom/${id}?signature=${hmacHex("sha256", "url", id).slice(0, 16)}`,
+                url: takeNextUrl() ?? `https://shop.card-a.test/checkout/custom/${id}?signature=${hmacHex("sha256", "url", id).slice(0, 16)}`,
               },
             },
           },
@@ -83,5 +91,8 @@ export async function startCardAFake(): Promise<CardAFake> {
     env: { CARD_A_API_URL: server.url, CARD_A_API_KEY: CARD_A.apiKey, CARD_A_STORE_ID: CARD_A.storeId, CARD_A_VARIANT_ID: CARD_A.variantId, CARD_A_WEBHOOK_SECRET: CARD_A.webhookSecret },
     checkouts,
     orderWebhook,
+    answerNextUrl: (url: string) => {
+      nextUrl = url;
+    },
   });
 }

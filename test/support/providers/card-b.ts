@@ -24,6 +24,8 @@ export interface CardBFake extends FakeServer {
   /** The `charge.completed` webhook for a transaction; `body` overrides what the webhook claims. */
   webhook(tx: CardBTransaction, body?: Partial<CardBTransaction>): Delivery;
   verifyCalls(): number;
+  /** The next hosted link is answered with this as its `link` (a provider answering garbage). */
+  answerNextLink(link: string): void;
 }
 
 let nextId = 9_000_000;
@@ -32,6 +34,7 @@ let nextId = 9_000_000;
 export async function startCardBFake(): Promise<CardBFake> {
   const links = new Map<string, { tx_ref: string; amount: number; currency: string; email: string }>();
   const transactions = new Map<number, CardBTransaction>();
+  let nextLink: string | undefined;
   const server = await startFakeServer(
     (req) => {
       if (req.headers.authorization !== `Bearer ${CARD_B.secretKey}`) return { status: 401, body: { status: "error", message: "Invalid authorization key", data: null } };
@@ -40,7 +43,9 @@ export async function startCardBFake(): Promise<CardBFake> {
         if (!b.tx_ref || !b.amount || !b.redirect_url || !b.customer?.email) return { status: 400, body: { status: "error", message: "Invalid payload", data: null } };
         const token = randomBytes(12).toString("hex");
         links.set(token, { tx_ref: b.tx_ref, amount: b.amount, currency: b.currency ?? "NGN", email: b.customer.email });
-        return { status: 200, body: { status: "success", message: "Hosted Link", data: { link: `https://checkout.card-b.test/v3/hosted/pay/${token}` } } };
+        const link = nextLink ?? `https://checkout.card-b.test/v3/hosted/pay/${token}`;
+        nextLink = undefined;
+        return { status: 200, body: { status: "success", message: "Hosted Link", data: { link } } };
       }
       const verify = /^\/v3\/transactions\/(\d+)\/verify$/.exec(req.path);
       if (req.method === "GET" && verify) {
@@ -88,5 +93,8 @@ export async function startCardBFake(): Promise<CardBFake> {
       };
     },
     verifyCalls: () => server.requests.filter((r) => r.path.endsWith("/verify")).length,
+    answerNextLink: (link: string) => {
+      nextLink = link;
+    },
   });
 }
