@@ -15,7 +15,8 @@ export const UNMATCHED_ROUTE = "/*";
  * Unknown paths are what scanners send by the thousand, and a synchronous answer lets the Node
  * adapter skip its promise path, which costs more than the rest of the answer. `context` is the
  * app-wide middleware: a match made only of it is no route. HEAD goes the usual way (Hono
- * answers it from GET without a body).
+ * answers it from GET without a body). A request that has a route is matched twice (here and in
+ * Hono's dispatch); the router answers in well under a microsecond, measured on this app's routes.
  */
 export function answerUnmatchedFirst(app: OpenAPIHono<AppEnv>, deps: AppDeps, context: MiddlewareHandler<AppEnv>): void {
   const dispatch = app.fetch;
