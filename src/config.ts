@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseUrl } from "./platform/url";
 
 /**
  * Every environment variable the platform reads, parsed once at the entry. Empty strings count
@@ -10,13 +11,7 @@ const withDefault = <T extends z.ZodType>(schema: T, fallback: z.input<T>) =>
   z.preprocess(blankToUndefined, schema.default(fallback as never));
 
 const url = (protocols: string[], label: string) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a ${label} URL`);
+  z.string().refine((v) => protocols.includes(parseUrl(v)?.protocol ?? ""), `must be a ${label} URL`);
 
 const httpUrl = url(["http:", "https:"], "http(s)");
 const urlList = z.string().transform((v, ctx) => {

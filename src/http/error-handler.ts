@@ -104,6 +104,6 @@ export function unmatchedError(method: string, path: string): ErrorAnswer {
 // An unmatched path is an answer, not a fault: built without an Error object around it.
 export const notFound: NotFoundHandler<AppEnv> = (c) => respond(c, unmatchedError(c.req.method, c.req.path));
 
-export function truncate(path: string): string {
+function truncate(path: string): string {
   return path.length > 120 ? `${path.slice(0, 120)}…` : path;
 }

@@ -164,35 +164,27 @@ describe("a Worker with invalid configuration", () => {
     expect(body.message).toBe("invalid configuration: LOG_LEVEL, UPSTASH_REDIS_REST_TOKEN, OIDC_ISSUER");
   });
 
+  /** What production needs besides the database, so that one variable at a time can be at fault. */
+  const PRODUCTION = {
+    NODE_ENV: "production",
+    OIDC_ISSUER: "https://issuer.example",
+    OIDC_AUDIENCE: "api",
+    UPSTASH_REDIS_REST_URL: "https://kv.example",
+    UPSTASH_REDIS_REST_TOKEN: "token",
+  };
+
   it("refuses a malformed database proxy, and any proxy in production", async () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
     const malformed = await call(createWorker(), { ...env, NEON_WS_PROXY: "ws://127.0.0.1:5433" });
     expect(malformed.res.status).toBe(503);
     expect(malformed.body.message).toBe("invalid configuration: NEON_WS_PROXY");
-    const production = await call(createWorker(), {
-      ...env,
-      NODE_ENV: "production",
-      OIDC_ISSUER: "https://issuer.example",
-      OIDC_AUDIENCE: "api",
-      UPSTASH_REDIS_REST_URL: "https://kv.example",
-      UPSTASH_REDIS_REST_TOKEN: "token",
-      NEON_INSECURE_WS: undefined,
-    });
+    const production = await call(createWorker(), { ...env, ...PRODUCTION, NEON_INSECURE_WS: undefined });
     expect(production.body.message).toBe("invalid configuration: NEON_WS_PROXY");
   });
 
   it("refuses ws:// to the database in production", async () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
-    const { res, body } = await call(createWorker(), {
-      ...env,
-      NODE_ENV: "production",
-      OIDC_ISSUER: "https://issuer.example",
-      OIDC_AUDIENCE: "api",
-      UPSTASH_REDIS_REST_URL: "https://kv.example",
-      UPSTASH_REDIS_REST_TOKEN: "token",
-      NEON_WS_PROXY: undefined,
-      NEON_INSECURE_WS: "true",
-    });
+    const { res, body } = await call(createWorker(), { ...env, ...PRODUCTION, NEON_WS_PROXY: undefined, NEON_INSECURE_WS: "true" });
     expect(res.status).toBe(503);
     expect(body.message).toBe("invalid configuration: NEON_INSECURE_WS");
   });

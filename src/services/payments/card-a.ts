@@ -6,7 +6,7 @@ import { ProviderFailure, callProvider, expectCheckoutUrl, expectString } from "
 import { cardAConfig } from "./providers";
 import { hmacSha256Hex, signatureMatches } from "./signatures";
 import { attachProvider, createPending, findPayment, markFailed, settlePayment, type ProviderOutcome, type SettleResult } from "./store";
-import { idField, parseObject } from "./webhook-body";
+import { idField, parseObject, stringId } from "./webhook-body";
 
 export interface CardACheckout {
   status: "pending";
@@ -90,8 +90,7 @@ export async function handleCardAWebhook(deps: PaymentDeps, rawBody: string, sig
   }
   const body = parseObject(rawBody, "webhook body") as OrderWebhook;
   const event = typeof body.meta?.event_name === "string" ? body.meta.event_name : "";
-  const rawFundingId = body.meta?.custom_data?.funding_request_id;
-  const fundingId = typeof rawFundingId === "string" ? idField(rawFundingId, "meta.custom_data.funding_request_id") : undefined;
+  const fundingId = stringId(body.meta?.custom_data?.funding_request_id, "meta.custom_data.funding_request_id");
   const orderId = idField(body.data?.id, "data.id");
   if (event !== "order_created" || fundingId === undefined || orderId === undefined) {
     // Refunds and other events never take coins back automatically; they are logged for a person.

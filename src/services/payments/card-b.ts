@@ -6,7 +6,7 @@ import { coinsFor, normaliseCurrency } from "./money";
 import { ProviderFailure, callProvider, expectCheckoutUrl } from "./provider-http";
 import { cardBConfig, type CardBConfig } from "./providers";
 import { attachProvider, createPending, eventSeen, findPayment, markFailed, settlePayment, type PaymentRow, type ProviderOutcome, type SettleResult } from "./store";
-import { idField, parseObject } from "./webhook-body";
+import { idField, parseObject, stringId } from "./webhook-body";
 
 export interface CardBCheckout {
   status: "pending";
@@ -104,7 +104,7 @@ export async function handleCardBWebhook(deps: PaymentDeps, rawBody: string, has
   const body = parseObject(rawBody, "webhook body") as CardBWebhook;
   const event = typeof body.event === "string" ? body.event : "";
   const txId = idField(body.data?.id, "data.id");
-  const txRef = typeof body.data?.tx_ref === "string" ? idField(body.data.tx_ref, "data.tx_ref") : undefined;
+  const txRef = stringId(body.data?.tx_ref, "data.tx_ref");
   if (event !== "charge.completed" || txId === undefined || txRef === undefined) {
     deps.logger.info("card-b webhook ignored", { event });
     return { received: true, result: "ignored" };

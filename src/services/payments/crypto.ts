@@ -6,7 +6,7 @@ import { ProviderFailure, callProvider, expectString } from "./provider-http";
 import { cryptoConfig } from "./providers";
 import { hmacSha512Hex, signatureMatches, sortKeysDeep } from "./signatures";
 import { attachProvider, createPending, findPayment, markFailed, settlePayment, type PaymentRow, type ProviderOutcome, type SettleResult } from "./store";
-import { asObject, idField } from "./webhook-body";
+import { asObject, idField, stringId } from "./webhook-body";
 
 export const CRYPTO_CURRENCIES = ["BTC", "ETH", "LTC", "BCH", "USDC", "USDT"] as const;
 export type CryptoCurrency = (typeof CRYPTO_CURRENCIES)[number];
@@ -128,9 +128,9 @@ export async function handleCryptoIpn(deps: PaymentDeps, rawBody: string, signat
   const expected = await hmacSha512Hex(provider.ipnSecret, JSON.stringify(signed));
   if (!(await signatureMatches(expected, signature))) throw new ApiError("unauthorized", "invalid notification signature");
   const body = asObject(parsed, "notification body") as ProviderPayment;
-  const orderId = typeof body.order_id === "string" ? idField(body.order_id, "order_id") : undefined;
+  const orderId = stringId(body.order_id, "order_id");
   const paymentId = idField(body.payment_id, "payment_id");
-  const status = typeof body.payment_status === "string" ? idField(body.payment_status, "payment_status") : undefined;
+  const status = stringId(body.payment_status, "payment_status");
   if (orderId === undefined || paymentId === undefined || status === undefined) {
     return { received: true, result: "ignored" };
   }

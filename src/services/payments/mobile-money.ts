@@ -6,7 +6,7 @@ import { coinsFor, fxRates } from "./money";
 import { ProviderFailure, callProvider, expectString } from "./provider-http";
 import { mobileMoneyConfig, type MobileMoneyConfig } from "./providers";
 import { attachProvider, createPending, findByCallbackToken, markFailed, settlePayment, type PaymentRow, type ProviderOutcome, type SettleResult } from "./store";
-import { idField, parseObject } from "./webhook-body";
+import { parseObject, stringId } from "./webhook-body";
 
 export const MOBILE_MONEY_CURRENCY = "KES";
 const TOKEN_KEY = "payments:mobile-money:oauth";
@@ -158,8 +158,7 @@ export async function handleStkCallback(deps: PaymentDeps, token: string, rawBod
   const payment = /^[0-9a-f]{64}$/.test(token) ? await findByCallbackToken(deps.db, token) : undefined;
   if (!payment) throw new ApiError("unauthorized", "unknown callback token");
   const body = parseObject(rawBody, "callback body") as StkCallback;
-  const named = body.Body?.stkCallback?.CheckoutRequestID;
-  const checkoutRequestId = typeof named === "string" ? idField(named, "Body.stkCallback.CheckoutRequestID") : undefined;
+  const checkoutRequestId = stringId(body.Body?.stkCallback?.CheckoutRequestID, "Body.stkCallback.CheckoutRequestID");
   if (checkoutRequestId === undefined || (payment.providerRef !== null && payment.providerRef !== checkoutRequestId)) {
     throw new ApiError("invalid_input", "callback does not match its request");
   }

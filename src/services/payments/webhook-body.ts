@@ -1,4 +1,5 @@
 import { ApiError } from "../../errors";
+import { hasUnsafeText } from "../../platform/text";
 
 /**
  * What a verified provider notification may carry. Its signature (or hash, or token) says who sent
@@ -30,12 +31,17 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /**
  * An id the body names (ours or the provider's), as text: a string or a number. Another type is
  * absent (undefined: the caller treats the event as not for us); a string with control characters
- * (Postgres refuses NUL) or longer than any id is a 400.
+ * or text the database cannot keep (NUL, a lone surrogate), or longer than any id, is a 400.
  */
 export function idField(value: unknown, path: string): string | undefined {
   if (typeof value === "number") return Number.isFinite(value) ? String(value) : undefined;
+  return stringId(value, path);
+}
+
+/** As idField, for an id that is only ever a string: a number there is no id either. */
+export function stringId(value: unknown, path: string): string | undefined {
   if (typeof value !== "string") return undefined;
-  if (value.length > MAX_ID_LENGTH || CONTROL.test(value)) {
+  if (value.length > MAX_ID_LENGTH || CONTROL.test(value) || hasUnsafeText(value)) {
     throw new ApiError("invalid_input", "the notification names an id that cannot be one", { details: [{ path, message: `at most ${MAX_ID_LENGTH} characters, no control characters` }] });
   }
   return value;

@@ -11,6 +11,7 @@ import type { Logger } from "../../platform/logger";
 import { noteProfileChange } from "../ai/context-cache";
 import { noBlockBetween } from "../safety/blocks";
 import { ageOn, toCard, type ProfileCard } from "./card";
+import { parseUrl } from "../../platform/url";
 
 export const GENDERS = ["woman", "man", "nonbinary", "other"] as const;
 export const VISIBILITIES = ["visible", "hidden"] as const;
@@ -41,12 +42,8 @@ const HttpsUrl = z
   .string()
   .max(2048)
   .refine((value) => {
-    try {
-      const url = new URL(value);
-      return url.protocol === "https:" && url.hostname.length > 0 && url.username === "" && url.password === "";
-    } catch {
-      return false;
-    }
+    const url = parseUrl(value);
+    return url !== undefined && url.protocol === "https:" && url.hostname.length > 0 && url.username === "" && url.password === "";
   }, "an https URL");
 
 /**
