@@ -840,4 +840,32 @@ describe("the database refuses what code must never do", () => {
     });
     expect(await ledgerCounts()).toEqual(before);
   });
+
+  it("refuses an unknown account kind or transaction type, a wallet without an owner, and a zero posting", async () => {
+    const { userId, walletId } = await fundedWallet();
+    const before = await ledgerCounts();
+    const refused = (constraint: string) => ({ code: "23514", constraint });
+    await withPgClient(env.db.url, async (c) => {
+      await expect(c.query("insert into ledger_accounts (id, kind) values ('acc_shape_test', 'escrow')")).rejects.toMatchObject(refused("ledger_accounts_kind_check"));
+      await expect(c.query("insert into ledger_accounts (id, kind) values ('acc_shape_test', 'wallet')")).rejects.toMatchObject(refused("ledger_accounts_wallet_owner_check"));
+      await expect(c.query("insert into ledger_accounts (id, kind, user_id) values ('acc_shape_test', 'mint', $1)", [userId])).rejects.toMatchObject(
+        refused("ledger_accounts_wallet_owner_check"),
+      );
+      // The rules hold for updates of those columns too, not only for new accounts.
+      await expect(c.query("update ledger_accounts set kind = 'mint' where id = $1", [walletId])).rejects.toMatchObject(refused("ledger_accounts_wallet_owner_check"));
+      await expect(c.query("update ledger_accounts set user_id = null where id = $1", [walletId])).rejects.toMatchObject(refused("ledger_accounts_wallet_owner_check"));
+      await expect(c.query("update ledger_accounts set kind = 'escrow' where id = 'sys_mint'")).rejects.toMatchObject(refused("ledger_accounts_kind_check"));
+      await expect(c.query("insert into ledger_transactions (id, type) values ('txn_shape_test', 'gift')")).rejects.toMatchObject(refused("ledger_transactions_type_check"));
+      await c.query("begin");
+      await c.query("insert into ledger_transactions (id, type) values ('txn_zero_test', 'award')");
+      await expect(
+        c.query("insert into ledger_postings (transaction_id, account_id, amount, balance_after) values ('txn_zero_test', $1, 0, 0), ('txn_zero_test', 'sys_mint', 0, 0)", [walletId]),
+      ).rejects.toMatchObject(refused("ledger_postings_nonzero"));
+      await c.query("rollback");
+      const { rows } = await c.query<{ kind: string; user_id: string | null; balance: string }>("select kind, user_id, balance::text from ledger_accounts where id = $1", [walletId]);
+      expect(rows).toEqual([{ kind: "wallet", user_id: userId, balance: "40" }]);
+      expect((await c.query("select 1 from ledger_accounts where id = 'acc_shape_test'")).rowCount).toBe(0);
+    });
+    expect(await ledgerCounts()).toEqual(before);
+  });
 });
