@@ -52,8 +52,8 @@ export const vmHeartbeats = pgTable("vm_heartbeats", {
 /**
  * Ledger accounts: one wallet per user plus system accounts (mint, subscription revenue, …).
  * `balance` is the sum of the account's postings, kept in the same transaction as each posting;
- * a wallet can never go below zero (CHECK), system accounts can (the mint is negative by the
- * coins it issued), and all balances together always sum to zero.
+ * a wallet can never go below zero (the posting trigger), system accounts can (the mint is
+ * negative by the coins it issued), and all balances together always sum to zero.
  */
 export const ledgerAccounts = pgTable(
   "ledger_accounts",
@@ -65,10 +65,11 @@ export const ledgerAccounts = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [
-    // The kind and the owner rule (a wallet has a user, a system account none) are checked by a
-    // trigger that fires only when kind or user_id is written (migration 0023): a CHECK is
-    // compiled again on every UPDATE statement, and each transfer updates two balances.
-    check("ledger_accounts_wallet_nonnegative", sql`${t.kind} <> 'wallet' or ${t.balance} >= 0`),
+    // No CHECKs: Postgres compiles them again for every UPDATE statement, and each transfer
+    // updates two balances. The kind and the owner rule (a wallet has a user, a system account
+    // none) are checked by a trigger that fires only when kind or user_id is written (migration
+    // 0023). A balance moves only through a posting, whose trigger refuses a negative wallet
+    // (ledger_accounts_wallet_nonnegative); any other update of it is refused (migration 0024).
     uniqueIndex("ledger_accounts_user_wallet_idx").on(t.userId),
     // Deliberately no index on balance, and the table is stored with fillfactor 70 (migration
     // 0017): every transfer updates two balances, and with no indexed column changing those
@@ -84,7 +85,12 @@ export const ledgerTransactions = pgTable(
     id: text("id").primaryKey(),
     type: text("type").notNull(),
     note: text("note"),
-    actorUserId: text("actor_user_id").references(() => users.id),
+    /**
+     * Who acted: the sender, the subscriber, the buyer, or the admin who awarded. Not a foreign
+     * key (migration 0024): its check locked the person's row on every transfer, a twentieth of
+     * the database's work on one, and users are never deleted.
+     */
+    actorUserId: text("actor_user_id"),
     /** Where the money came from outside (a payment id), so it is credited at most once. */
     externalRef: text("external_ref").unique(),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),

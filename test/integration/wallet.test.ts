@@ -821,13 +821,19 @@ describe("the database refuses what code must never do", () => {
     expect(await ledgerCounts()).toEqual(before);
   });
 
-  it("refuses a negative wallet balance, by update or by posting", async () => {
+  it("moves a balance only through postings, and refuses a posting that overdraws a wallet", async () => {
     const { walletId } = await fundedWallet();
     const before = await ledgerCounts();
+    const onlyByPosting = { code: "42501", message: "a ledger balance moves only through a posting" };
     await withPgClient(env.db.url, async (c) => {
-      await expect(c.query("update ledger_accounts set balance = -1 where id = $1", [walletId])).rejects.toMatchObject({
-        code: "23514",
-        constraint: "ledger_accounts_wallet_nonnegative",
+      await expect(c.query("update ledger_accounts set balance = -1 where id = $1", [walletId])).rejects.toMatchObject(onlyByPosting);
+      // Coins out of nothing, even as a positive balance, or a system account set by hand.
+      await expect(c.query("update ledger_accounts set balance = balance + 1000 where id = $1", [walletId])).rejects.toMatchObject(onlyByPosting);
+      await expect(c.query("update ledger_accounts set balance = 0 where id = 'sys_mint'")).rejects.toMatchObject(onlyByPosting);
+      const other = await person(app());
+      await expect(c.query("insert into ledger_accounts (id, kind, user_id, balance) values ('wal_rich_test', 'wallet', $1, 500)", [other.id])).rejects.toMatchObject({
+        code: "42501",
+        message: expect.stringContaining("starts at zero"),
       });
       await c.query("begin");
       await c.query("insert into ledger_transactions (id, type) values ('txn_overdraft_test', 'transfer')");
