@@ -49,9 +49,11 @@ export function errorResponse(meta: AnswerMeta, err: ErrorAnswer): Response {
   const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
   // The request was counted against the caller's limits before it failed (and an old key still
   // wants rotating): its answer says so too.
+  // Names are lower-cased: two spellings of one header in a plain record would both be written
+  // (a client then reads "5, 5" for Retry-After).
   const always = meta.answerHeaders;
-  if (always) for (const name in always) headers[name] = always[name] as string;
-  for (const name in err.headers) headers[name] = err.headers[name] as string;
+  if (always) for (const name in always) headers[name.toLowerCase()] = always[name] as string;
+  for (const name in err.headers) headers[name.toLowerCase()] = err.headers[name] as string;
   if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
   const body = answersInAiShape(meta.path, err.status)
     ? JSON.stringify(aiBody(err, requestId, meta.language ?? "en", new Date(meta.nowMs ?? Date.now())))

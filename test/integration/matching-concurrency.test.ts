@@ -102,6 +102,11 @@ describe("matching under concurrency", () => {
     expect(countBy(results, (r) => String(r.status))).toEqual({ "201": 10, "429": 1 });
     const refused = results.find((r) => r.status === 429)!;
     expect(refused.body).toMatchObject({ error: "rate_limit_exceeded", code: 429, retry_after: expected });
+    // One value a client can parse, not the same header written twice ("N, N").
+    const twelfth = await signIn(ent, env.issuer);
+    const again = await t.request("/api/v1/winks", json({ toUserId: twelfth.id }, sender.headers));
+    expect(again.status).toBe(429);
+    expect(again.headers.get("retry-after")).toBe(String(expected));
     expect(results.filter((r) => r.status === 201).map((r) => r.body.remainingToday).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 
     const [count] = await queryRows<{ count: number }>(env.db.database.db, sql`select count from wink_daily_counts where user_id = ${sender.id}`);

@@ -32,6 +32,13 @@ describe("error answers", () => {
     }
   });
 
+  it("write a header once however its name is spelled", async () => {
+    const err = new ApiError("rate_limit_exceeded", "slow down", { retryAfter: 7, headers: { "Retry-After": "7", "X-RateLimit-Limit": "100" } });
+    const res = await appThrowing(err).request("/boom");
+    expect(res.headers.get("retry-after")).toBe("7");
+    expect(res.headers.get("x-ratelimit-limit")).toBe("100");
+  });
+
   it("keep an error's own headers and rate-limit fields", async () => {
     const err = new ApiError("rate_limit_exceeded", "slow down", { retryAfter: 7, headers: { "X-RateLimit-Limit": "100" } });
     const res = await appThrowing(err).request("/boom");

@@ -70,10 +70,8 @@ export async function sendWinkInTx(
     );
     if (!counted) {
       const retryAfter = secondsToUtcMidnight(m.now);
-      throw new ApiError("rate_limit_exceeded", `daily wink limit of ${DAILY_WINK_CAP} reached; upgrade for unlimited winks`, {
-        retryAfter,
-        headers: { "Retry-After": String(retryAfter) },
-      });
+      // The error answer adds Retry-After from retryAfter.
+      throw new ApiError("rate_limit_exceeded", `daily wink limit of ${DAILY_WINK_CAP} reached; upgrade for unlimited winks`, { retryAfter });
     }
     remainingToday = DAILY_WINK_CAP - Number(counted.count);
   }
