@@ -31,6 +31,7 @@ const COMMON_ERRORS = {
   400: error("Invalid input: `details` lists the failing fields"),
   401: error("Missing, invalid or expired credential"),
   429: error("Rate limit exceeded: see `retry_after` and the `X-RateLimit-*` headers"),
+  503: error("The identity provider could not hand over its signing keys; retry (`service_unavailable`)"),
 } as const;
 
 type Access = "user" | "admin" | "ai" | "aiAdmin";
@@ -59,6 +60,7 @@ export function protectedRoute<R extends Omit<RouteConfig, "security"> & { path:
     responses: {
       ...COMMON_ERRORS,
       ...(access === "admin" || access === "aiAdmin" ? { 403: error("Authenticated, but not an admin") } : {}),
+      ...(config.request?.body ? { 413: error("Body over 1 MiB (`payload_too_large`)") } : {}),
       ...withErrorBodies(config.responses, ErrorBody),
     },
   });

@@ -88,5 +88,16 @@ describe("OpenAPI document", () => {
     expect(shapes.get("get /api/v1/admin/api-keys 403")).toBe("Error");
     // Authentication and rate limits answer shape 1 on every route, the AI routes included.
     expect(shapes.get("post /api/v1/ai-agents/chat/response 401")).toBe("Error");
+    // What the routes answer besides their own errors: oversized bodies, an identity provider
+    // that cannot hand over its keys, the AI routes' refusals, webhooks' unusable bodies.
+    expect(shapes.get("post /api/v1/wallet/transfer 413")).toBe("Error");
+    expect(shapes.has("get /api/v1/wallet/overview 413")).toBe(false);
+    expect(shapes.get("get /api/v1/wallet/overview 503")).toBe("Error");
+    expect(shapes.get("post /api/v1/ai-agents/chat/response 413")).toBe("AiError");
+    expect(shapes.get("post /api/v1/ai-agents/chat/response 404")).toBe("AiError");
+    expect(shapes.get("post /api/v1/ai-agents/match/predict 422")).toBe("AiError");
+    expect(shapes.get("post /api/v1/ai-agents/support/chat 403")).toBe("AiError");
+    expect(shapes.get("post /api/v1/payments/card-b/webhook 400")).toBe("Error");
+    expect(shapes.get("get /api/v1/payments/card-b/redirect 400")).toBe("Error");
   });
 });

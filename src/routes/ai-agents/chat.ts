@@ -46,7 +46,7 @@ const route = aiRoute("ai", {
     "`{message, userId, context[], tone, language}`, all required; its answer adds `data.metadata`. Uses the " +
     "context sent, the caller's remembered conversation and their own profile; `userId` must be the caller's.",
   request: { body: jsonBody(z.union([ChatDetailed, ChatShort])) },
-  responses: { 200: json(envelopeSchema("ChatEnvelope", ChatData), "The suggested reply") },
+  responses: { 200: json(envelopeSchema("ChatEnvelope", ChatData), "The suggested reply"), 404: { description: "`userId` is not the caller's (`not_found`)" } },
 });
 
 export const chatRoutes = createRouter().openapi(

@@ -59,6 +59,7 @@ const route = aiRoute("ai", {
   request: { body: jsonBody(z.union([MatchDetailed, MatchShort])) },
   responses: {
     200: json(envelopeSchema("MatchEnvelope", MatchData), "The prediction"),
+    422: { description: "A profile holds too few words to judge (`insufficient_data`)" },
   },
 });
 

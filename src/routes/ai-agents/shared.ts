@@ -46,8 +46,9 @@ export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string
   const own = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
   const responses = {
     500: aiError("The model's answer stayed invalid after one retry (`internal_error`)"),
-    503: aiError("No inference host answered in time (`service_unavailable`)"),
+    503: aiError("No inference host answered in time, or the identity provider could not hand over its keys (`service_unavailable`)"),
     ...(access === "admin" ? { 403: aiError("Authenticated, but not an admin") } : {}),
+    ...(config.request?.body ? { 413: aiError("Body over 1 MiB (`payload_too_large`)") } : {}),
     ...withErrorBodies(config.responses, AiErrorBody),
   };
   return protectedRoute(access === "admin" ? "aiAdmin" : "ai", { ...config, middleware: [aiErrors, ...own], responses: { 400: aiError("Invalid input: `error.code` names the endpoint's own code"), ...responses } });

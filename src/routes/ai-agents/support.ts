@@ -61,7 +61,10 @@ export const supportRoutes = createRouter().openapi(
       "Short form `{message, language?, topic?}` or detailed form `{userId, query, context?, userType?, platform?, language?, tags?}`. " +
       "When no inference host answers in time, the answer is built from the best matching knowledge-base section (header `X-Support-Answer: fallback`).",
     request: { body: { required: true, content: { "application/json": { schema: z.union([DetailedForm, ShortForm]) } } } },
-    responses: { 200: { description: "The flat support chat result", content: { "application/json": { schema: SupportChatResult } } } },
+    responses: {
+      200: { description: "The flat support chat result", content: { "application/json": { schema: SupportChatResult } } },
+      403: { description: "A detailed question with someone else's `userId` (`forbidden`)" },
+    },
   }),
   async (c) => {
     const body = c.req.valid("json");

@@ -154,7 +154,7 @@ export const matchingRoutes = createRouter()
       description:
         "Events `match.created`, `wink.received`, `wink.accepted`, each with a numeric `id:` and JSON `data` whose `userId` is the other person. " +
         "Reconnect with `Last-Event-ID` (or `?lastEventId=`) to replay what was missed; without it the stream starts with the next event. " +
-        "A `: heartbeat` comment comes at least every 25 s.",
+        "A `: heartbeat` comment comes at least every 20 s.",
       request: {
         headers: z.object({ "last-event-id": z.string().optional() }),
         query: z.object({ lastEventId: z.string().optional() }),

@@ -13,6 +13,7 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({ descrip
 const err = (description: string) => json(ErrorBody, description);
 const Received = z.object({ received: z.literal(true), result: z.string() }).openapi("WebhookReceived");
 const COMMON = {
+  400: err("The body is not a JSON object (after its signature, hash or token passed)"),
   401: err("Missing or wrong signature, hash or token"),
   503: err("The provider is not configured"),
 } as const;
@@ -47,8 +48,8 @@ export const paymentWebhookRoutes = createRouter()
       request: { params: z.object({ token: z.string().max(128) }) },
       responses: {
         200: json(z.object({ ResultCode: z.literal(0), ResultDesc: z.string(), result: z.string() }), "Accepted"),
-        400: err("Body does not match the request"),
         ...COMMON,
+        400: err("Body is not a JSON object, or does not match the request"),
         502: err("The status query failed; the request stays pending"),
       },
     }),
@@ -64,6 +65,7 @@ export const paymentWebhookRoutes = createRouter()
       request: { query: z.object({ tx_ref: z.string().max(64), status: z.string().max(32).optional(), transaction_id: z.string().max(64).optional() }) },
       responses: {
         200: json(z.object({ transactionId: z.string(), paymentStatus: z.string(), message: z.string() }), "The transaction's state as we know it"),
+        400: err("`tx_ref` missing or too long"),
         404: err("No such transaction"),
       },
     }),

@@ -26,7 +26,7 @@ const OwnProfile = z
     interests: z.array(z.string()),
     photos: z.array(z.string()),
     languages: z.array(z.string()),
-    latitude: z.number().nullable().openapi({ description: "Exact position; only the owner sees it" }),
+    latitude: z.number().nullable().openapi({ description: "Position on a 0.01° grid (about 1 km); only the owner sees it" }),
     longitude: z.number().nullable(),
     city: z.string().nullable(),
     country: z.string().nullable(),
