@@ -105,7 +105,7 @@ describe("admin API keys", () => {
     expect(old.headers.get("warning")).toMatch(/^299 - ".*90 days/);
     // An answer that fails still carries the advice: the key was used and still works.
     const missing = await t.request("/api/v1/admin/api-keys/key_nothing", { method: "DELETE", ...withKey(lasting.key) });
-    expect(missing.status).toBe(404);
+    expect(missing.status).toBe(403);
     expect(missing.headers.get("warning")).toMatch(/^299 - ".*90 days/);
     expect(missing.headers.get("x-ratelimit-remaining")).not.toBeNull();
   });
@@ -130,13 +130,38 @@ describe("admin API keys", () => {
     expect(forbidden.status).toBe(403);
 
     const admin = await newUser(env.issuer, { admin: true });
-    for (const body of [{ expiresAt: "yesterday" }, { expiresAt: "2001-01-01T00:00:00Z" }, { name: "" }, { extra: 1 }]) {
+    // The last one is in the year 10000 once its offset is applied: the database cannot keep it.
+    for (const body of [{ expiresAt: "yesterday" }, { expiresAt: "2001-01-01T00:00:00Z" }, { name: "" }, { extra: 1 }, { expiresAt: "9999-12-31T23:59:59-23:59" }]) {
       const res = await t.request("/api/v1/admin/api-keys", json(body, admin.headers));
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(await res.json()).toMatchObject({ error: "invalid_input" });
     }
     const badId = await t.request("/api/v1/admin/api-keys/not%20an%20id", { method: "DELETE", headers: admin.headers });
     expect(badId.status).toBe(400);
+  });
+
+  it("is managed by signed-in admins only: a key cannot issue, list or revoke keys", async () => {
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const admin = await newUser(env.issuer, { admin: true });
+    const shortLived = await createKey(t, admin, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    const other = await createKey(t, admin);
+    const asKey = (init: RequestInit = {}) => ({ ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${shortLived.key}` } });
+    const attempts = [
+      await t.request("/api/v1/admin/api-keys", asKey({ method: "POST", body: "{}", headers: { "content-type": "application/json" } })),
+      await t.request("/api/v1/admin/api-keys", asKey()),
+      await t.request(`/api/v1/admin/api-keys/${other.keyId}`, asKey({ method: "DELETE" })),
+    ];
+    for (const res of attempts) {
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ error: "forbidden", message: expect.stringContaining("signed-in admin") });
+    }
+    // The key is otherwise an admin, and nothing changed.
+    expect((await t.request("/v1/auth/test", withKey(shortLived.key))).status).toBe(200);
+    const listed = (await (await t.request("/api/v1/admin/api-keys", { headers: admin.headers })).json()) as { keys?: { keyId: string }[] } | { keyId: string }[];
+    const ids = (Array.isArray(listed) ? listed : (listed.keys ?? [])).map((k) => k.keyId);
+    expect(ids).toEqual(expect.arrayContaining([shortLived.keyId, other.keyId]));
+    const rows = await env.db.database.db.select().from(apiKeys).where(eq(apiKeys.createdBy, (await (await t.request("/v1/auth/test", { headers: admin.headers })).json()).user.id));
+    expect(rows).toHaveLength(2);
   });
 
   it("stops working when its creator is no longer an admin", async () => {

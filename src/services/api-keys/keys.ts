@@ -29,11 +29,27 @@ export interface CreatedKey {
   expiresAt: string | null;
 }
 
-export async function createApiKey(d: KeyServiceDeps, actor: Principal, input: { name?: string; expiresAt?: string }): Promise<CreatedKey> {
+/**
+ * Keys are managed by signed-in admins only. A key acts as an admin everywhere else, so a key
+ * allowed to issue keys would outlive its own expiry or revocation through the ones it issued.
+ */
+function assertSignedInAdmin(actor: Principal): void {
   assertAdmin(actor);
+  if (actor.credential === "api_key") throw new ApiError("forbidden", "API keys are managed by a signed-in admin, not with an API key");
+}
+
+/** Postgres keeps timestamps up to the year 294276, but ISO text and clients stop at 9999. */
+const LAST_EXPIRY_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+export async function createApiKey(d: KeyServiceDeps, actor: Principal, input: { name?: string; expiresAt?: string }): Promise<CreatedKey> {
+  assertSignedInAdmin(actor);
   const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
   if (expiresAt && expiresAt.getTime() <= d.now) {
     throw new ApiError("invalid_input", "expiresAt must be in the future", { details: [{ path: "expiresAt", message: "must be in the future" }] });
+  }
+  // An offset can carry 9999-12-31T23:59:59-23:59 into the year 10000.
+  if (expiresAt && expiresAt.getTime() > LAST_EXPIRY_MS) {
+    throw new ApiError("invalid_input", "expiresAt must be before the year 10000 (UTC)", { details: [{ path: "expiresAt", message: "at most 9999-12-31T23:59:59.999Z" }] });
   }
   const key = toHex(d.random.bytes(32));
   const createdAt = new Date(d.now);
@@ -67,7 +83,7 @@ export interface ListedKey {
 
 /** Keys belong to the platform, not to one admin: every admin sees and may revoke all of them. */
 export async function listApiKeys(d: KeyServiceDeps, actor: Principal): Promise<ListedKey[]> {
-  assertAdmin(actor);
+  assertSignedInAdmin(actor);
   const rows = await d.db.select().from(apiKeys).where(isNull(apiKeys.revokedAt)).orderBy(desc(apiKeys.createdAt));
   return rows.map((r) => ({
     keyId: r.id,
@@ -83,7 +99,7 @@ export async function listApiKeys(d: KeyServiceDeps, actor: Principal): Promise<
 }
 
 export async function revokeApiKey(d: KeyServiceDeps, actor: Principal, keyId: string): Promise<void> {
-  assertAdmin(actor);
+  assertSignedInAdmin(actor);
   const revoked = await d.db
     .update(apiKeys)
     .set({ revokedAt: new Date(d.now) })
