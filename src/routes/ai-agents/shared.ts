@@ -122,7 +122,7 @@ export function aiContextOf(c: Context<AppEnv>): AiContext {
 
 export function contextDepsOf(c: Context<AppEnv>): ContextDeps {
   const deps = c.get("deps");
-  return { kv: deps.kv, db: c.get("db"), now: deps.clock.now() };
+  return { kv: deps.kv, db: c.get("db"), now: deps.clock.now(), logger: deps.logger };
 }
 
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });

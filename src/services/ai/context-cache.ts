@@ -2,9 +2,11 @@ import { eq } from "drizzle-orm";
 import type { Principal } from "../../auth/principal";
 import { assertAdmin } from "../../auth/principal";
 import type { Db } from "../../db/port";
+import { ApiError } from "../../errors";
 import { profiles } from "../../db/schema";
 import type { KeyValueStore } from "../../kv/port";
 import { defineScript } from "../../kv/scripts";
+import type { Logger } from "../../platform/logger";
 import { ageOn } from "../profiles/card";
 
 /**
@@ -52,6 +54,22 @@ export interface ContextDeps {
   kv: KeyValueStore;
   db: Db;
   now: number;
+  /** Where a store failure is reported when the cache fails open. */
+  logger?: Pick<Logger, "warn">;
+}
+
+/** The cache fails open: without the store a context is read from the database and not kept. */
+function storeFailed(deps: ContextDeps, what: string, err: unknown): void {
+  deps.logger?.warn("AI context cache unavailable; serving without it", { what, err: String(err) });
+}
+
+/** The admin routes are about the cache itself: without the store they have nothing to answer. */
+async function needStore<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch {
+    throw new ApiError("service_unavailable", "the AI context cache is unavailable; retry later");
+  }
 }
 
 async function loadProfile(db: Db, userId: string, now: number): Promise<ProfileSummary | null> {
@@ -127,13 +145,20 @@ function parse(raw: string): UserContext | undefined {
  * servers may be missed until the entry expires.)
  */
 export async function userContext(deps: ContextDeps, actor: Principal): Promise<UserContext> {
-  const { entry, profileSavedAt } = await deps.kv.eval(contextReadScript, [KEY(actor.userId), HITS, PROFILE_SAVED(actor.userId)], []);
+  let read: { entry: string | null; profileSavedAt: number | null };
+  try {
+    read = await deps.kv.eval(contextReadScript, [KEY(actor.userId), HITS, PROFILE_SAVED(actor.userId)], []);
+  } catch (err) {
+    storeFailed(deps, "read", err);
+    return { profile: await loadProfile(deps.db, actor.userId, deps.now), conversation: [], cachedAt: deps.now };
+  }
+  const { entry, profileSavedAt } = read;
   const cached = entry === null ? undefined : parse(entry);
   if (cached && (profileSavedAt === null || cached.cachedAt > profileSavedAt)) return cached;
   const fresh: UserContext = { profile: await loadProfile(deps.db, actor.userId, deps.now), conversation: cached?.conversation ?? [], cachedAt: deps.now };
   // An entry that does not parse, or is older than the profile, was counted as a hit by the read; it is a miss.
   const uncount = entry === null ? [] : [deps.kv.incr(HITS, -1)];
-  await Promise.all([deps.kv.incr(MISSES), store(deps, actor.userId, fresh), ...uncount]);
+  await Promise.all([deps.kv.incr(MISSES), store(deps, actor.userId, fresh), ...uncount]).catch((err: unknown) => storeFailed(deps, "store", err));
   return fresh;
 }
 
@@ -147,7 +172,8 @@ export async function rememberConversation(deps: ContextDeps, actor: Principal, 
   const fresh = lines.map((l) => l.trim().slice(0, LINE_CHARS)).filter(Boolean);
   if (fresh.length === 0) return;
   const conversation = [...context.conversation.filter((l) => !fresh.includes(l)), ...fresh].slice(-CONVERSATION_LINES);
-  await store(deps, actor.userId, { ...context, conversation });
+  // The answer is ready: a store that fails now costs the memory of these lines, not the answer.
+  await store(deps, actor.userId, { ...context, conversation }).catch((err: unknown) => storeFailed(deps, "remember", err));
 }
 
 export interface ContextStats {
@@ -163,10 +189,11 @@ const count = async (kv: KeyValueStore, key: string) => Number((await kv.get(key
 
 export async function contextStats(deps: ContextDeps, actor: Principal): Promise<ContextStats> {
   assertAdmin(actor);
-  const members = await deps.kv.zrevrangeWithScores(INDEX, 0, -1);
+  const members = await needStore(deps.kv.zrevrangeWithScores(INDEX, 0, -1));
   const expired = members.filter((m) => m.score <= deps.now);
-  await Promise.all(expired.map((m) => deps.kv.zrem(INDEX, m.member)));
-  const [hits, misses, invalidations] = await Promise.all([count(deps.kv, HITS), count(deps.kv, MISSES), count(deps.kv, INVALIDATIONS)]);
+  const [hits, misses, invalidations] = await needStore(
+    Promise.all([count(deps.kv, HITS), count(deps.kv, MISSES), count(deps.kv, INVALIDATIONS), ...expired.map((m) => deps.kv.zrem(INDEX, m.member))]),
+  );
   return {
     entries: members.length - expired.length,
     hits,
@@ -180,6 +207,6 @@ export async function contextStats(deps: ContextDeps, actor: Principal): Promise
 /** Drops one user's cached context; true when there was one. */
 export async function invalidateContext(deps: ContextDeps, actor: Principal, userId: string): Promise<boolean> {
   assertAdmin(actor);
-  const [removed] = await Promise.all([deps.kv.del(KEY(userId)), deps.kv.zrem(INDEX, userId), deps.kv.incr(INVALIDATIONS)]);
+  const [removed] = await needStore(Promise.all([deps.kv.del(KEY(userId)), deps.kv.zrem(INDEX, userId), deps.kv.incr(INVALIDATIONS)]));
   return removed > 0;
 }
