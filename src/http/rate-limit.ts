@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors";
-import { checkRate, releaseAiSlot } from "../services/rate-limit/limiter";
+import { checkRate, releaseAiSlot, renewAiSlot } from "../services/rate-limit/limiter";
+import { AI_LEASE_MS } from "../services/rate-limit/limits";
 import type { AppEnv } from "./env";
 import { principalOf } from "./auth";
 import { defer } from "./defer";
@@ -38,8 +39,29 @@ export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
       if (ai && counted) {
         const streaming = c.get("responseDone");
         const release = () => releaseAiSlot(deps.kv, subject, member, deps.clock.now());
-        defer(c, streaming ? streaming.then(release, release) : release(), "AI slot release");
+        const renew = () => renewAiSlot(deps.kv, subject, member, deps.clock.now());
+        defer(c, streaming ? holdSlotUntil(streaming, renew).then(release) : release(), "AI slot release");
       }
     }
   };
+}
+
+/**
+ * Keeps renewing a streamed answer's AI slot until the stream ends: the lease frees a dead
+ * instance's slots after AI_LEASE_MS, and a voice stream may last longer than that. The release
+ * waits for a renewal in flight, so the two cannot cross.
+ */
+export async function holdSlotUntil(done: Promise<unknown>, renew: () => Promise<unknown>): Promise<void> {
+  let pending: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    pending = renew().catch(() => undefined);
+  }, AI_LEASE_MS / 2);
+  try {
+    await done;
+  } catch {
+    // A stream that failed has ended too.
+  } finally {
+    clearInterval(timer);
+    await pending;
+  }
 }
