@@ -58,6 +58,12 @@ export function requestIdFor(deps: AppDeps, incoming: string | null | undefined)
   return incoming && INCOMING_ID.test(incoming) ? incoming : deps.ids.next("req");
 }
 
+/**
+ * Routes whose path carries a secret (a payment callback's token, which alone finds its request):
+ * their access line shows the route pattern instead of the path.
+ */
+const SECRET_PATH_ROUTES = new Set(["/api/v1/mobile-money/callback/:token"]);
+
 /** The one access-log line of a request. */
 export function logAccess(
   deps: AppDeps,
@@ -67,7 +73,7 @@ export function logAccess(
     requestId: line.requestId,
     method: line.method,
     route: line.route,
-    path: line.path.length > 200 ? `${line.path.slice(0, 200)}…` : line.path,
+    path: SECRET_PATH_ROUTES.has(line.route) ? line.route : line.path.length > 200 ? `${line.path.slice(0, 200)}…` : line.path,
     status: line.status,
     durationMs: deps.clock.now() - line.started,
     userId: line.userId,

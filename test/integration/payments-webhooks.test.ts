@@ -439,6 +439,11 @@ describe("mobile-money callback", () => {
     const t = app();
     await expectError(await t.request(`/api/v1/mobile-money/callback/${"a".repeat(64)}`, json({ Body: { stkCallback: {} } })), 401, "unauthorized");
     await expectError(await t.request("/api/v1/mobile-money/callback/short", json({})), 401, "unauthorized");
+    // The token is the callback's secret: the access lines name the route, not the path.
+    const lines = t.logs.filter((l) => l.msg === "request" && String(l.route).includes("mobile-money"));
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line.path).toBe("/api/v1/mobile-money/callback/:token");
+    expect(JSON.stringify(t.logs)).not.toContain("a".repeat(64));
   });
 
   it("takes the outcome from the status query, not from the unsigned callback body", async () => {
