@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError, standardBody } from "../../src/errors";
 import { notFound, onError } from "../../src/http/error-handler";
 import type { AppEnv } from "../../src/http/env";
+import { DrizzleQueryError } from "drizzle-orm/errors";
 
 /** The error path with nothing but a request id on the context. */
 function appThrowing(err: unknown, requestId = "req_0123456789") {
@@ -20,6 +21,28 @@ function appThrowing(err: unknown, requestId = "req_0123456789") {
 }
 
 describe("error answers", () => {
+  it("log a failed query's text but not its bound values", async () => {
+    const lines: unknown[] = [];
+    const app = new Hono<AppEnv>();
+    app.use("*", async (c, next) => {
+      c.set("requestId", "req_0123456789");
+      c.set("deps", { logger: { error: (msg: string, fields: unknown) => lines.push({ msg, fields }) }, clock: { now: () => 0 } } as unknown as AppEnv["Variables"]["deps"]);
+      await next();
+    });
+    app.get("/boom", () => {
+      throw new DrizzleQueryError('insert into "users" ("email", "phone") values ($1, $2)', ["amani@example.com", "+254700000001\nsecond line"], new Error("duplicate key"));
+    });
+    app.onError(onError);
+    const res = await app.request("/boom");
+    expect(res.status).toBe(500);
+    const logged = JSON.stringify(lines);
+    expect(logged).toContain('insert into \\"users\\"');
+    expect(logged).toContain("params: (not logged)");
+    expect(logged).not.toContain("amani@example.com");
+    expect(logged).not.toContain("+254700000001");
+    expect(logged).not.toContain("second line");
+  });
+
   const odd = 'quote " backslash \\ newline \n tab \t control \u0001 line sep \u2028 emoji 😀 é';
 
   it("write shape 1 byte-compatibly with JSON.stringify, whatever the message holds", async () => {
