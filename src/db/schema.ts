@@ -69,7 +69,7 @@ export const ledgerAccounts = pgTable(
     // updates two balances. The kind and the owner rule (a wallet has a user, a system account
     // none) are checked by a trigger that fires only when kind or user_id is written (migration
     // 0023). A balance moves only through a posting, whose trigger refuses a negative wallet
-    // (ledger_accounts_wallet_nonnegative); any other update of it is refused (migration 0024).
+    // (ledger_accounts_wallet_nonnegative); any other update of it is refused (migration 0023).
     uniqueIndex("ledger_accounts_user_wallet_idx").on(t.userId),
     // Deliberately no index on balance, and the table is stored with fillfactor 70 (migration
     // 0017): every transfer updates two balances, and with no indexed column changing those
@@ -87,7 +87,7 @@ export const ledgerTransactions = pgTable(
     note: text("note"),
     /**
      * Who acted: the sender, the subscriber, the buyer, or the admin who awarded. Not a foreign
-     * key (migration 0024): its check locked the person's row on every transfer, a twentieth of
+     * key (migration 0023): its check locked the person's row on every transfer, a twentieth of
      * the database's work on one, and users are never deleted.
      */
     actorUserId: text("actor_user_id"),

@@ -90,14 +90,17 @@ describe("OpenAPI document", () => {
     expect(shapes.get("post /api/v1/ai-agents/chat/response 401")).toBe("Error");
     // What the routes answer besides their own errors: oversized bodies, an identity provider
     // that cannot hand over its keys, the AI routes' refusals, webhooks' unusable bodies.
-    expect(shapes.get("post /api/v1/wallet/transfer 413")).toBe("Error");
-    expect(shapes.has("get /api/v1/wallet/overview 413")).toBe(false);
-    expect(shapes.get("get /api/v1/wallet/overview 503")).toBe("Error");
-    expect(shapes.get("post /api/v1/ai-agents/chat/response 413")).toBe("AiError");
-    expect(shapes.get("post /api/v1/ai-agents/chat/response 404")).toBe("AiError");
-    expect(shapes.get("post /api/v1/ai-agents/match/predict 422")).toBe("AiError");
-    expect(shapes.get("post /api/v1/ai-agents/support/chat 403")).toBe("AiError");
-    expect(shapes.get("post /api/v1/payments/card-b/webhook 400")).toBe("Error");
-    expect(shapes.get("get /api/v1/payments/card-b/redirect 400")).toBe("Error");
+    const expected = {
+      "post /api/v1/wallet/transfer 413": "Error",
+      "get /api/v1/wallet/overview 413": undefined,
+      "get /api/v1/wallet/overview 503": "Error",
+      "post /api/v1/ai-agents/chat/response 413": "AiError",
+      "post /api/v1/ai-agents/chat/response 404": "AiError",
+      "post /api/v1/ai-agents/match/predict 422": "AiError",
+      "post /api/v1/ai-agents/support/chat 403": "AiError",
+      "post /api/v1/payments/card-b/webhook 400": "Error",
+      "get /api/v1/payments/card-b/redirect 400": "Error",
+    };
+    expect(Object.fromEntries(Object.keys(expected).map((k) => [k, shapes.get(k)]))).toEqual(expected);
   });
 });
