@@ -155,6 +155,24 @@ describe("both-sides filters", () => {
     expect(page.nextCursor).toBeNull();
   });
 
+  it("a card shows stored text exactly, whatever its characters, and matches the profile endpoint's card", async () => {
+    const spot = newSpot();
+    const caller = await member(spot, me);
+    const awkward = 'quote " backslash \\ slash / "," ],[ newline\n tab\t bell\u0007 nul-free é 你好 🦊';
+    const other = await member(spot, { ...fits, longitude: east(spot, 12), name: awkward.slice(0, 50), interests: [awkward, "plain"] });
+    await db()
+      .update(profiles)
+      .set({ bio: awkward, tagline: null, city: awkward, photos: [`https://img.test/${encodeURIComponent(awkward)}.jpg`], languages: ["pt-BR"] })
+      .where(sql`${profiles.userId} = ${other.id}`);
+    const card = (await feed(caller)).profiles[0] as Card & Record<string, unknown>;
+    expect(card).toMatchObject({ userId: other.id, displayName: awkward.slice(0, 50), bio: awkward, tagline: null, city: awkward, interests: [awkward, "plain"], languages: ["pt-BR"] });
+    const res = await t.request(`/api/v1/profile/${other.id}`, { headers: caller.headers });
+    expect(res.status).toBe(200);
+    const { score, ...rest } = card;
+    expect(score).toBeGreaterThan(0);
+    expect(rest).toEqual(await res.json());
+  });
+
   it("without a position on either side, the same country stands in for distance", async () => {
     const spot = newSpot();
     const caller = await member(spot, me);

@@ -1,11 +1,12 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/port";
-import { preparedRows, queryRows } from "../../db/rows";
+import { preparedRows } from "../../db/rows";
 import { ApiError } from "../../errors";
 import type { KeyValueStore } from "../../kv/port";
 import type { Random } from "../../platform/ids";
-import { CARD_COLUMNS, ageOn, agesOn, cardFromRow, distanceKm, type CardColumns, type ProfileCard } from "../profiles/card";
+import { ageOn, agesOnEpochDays, distanceKm, toCard, type ProfileCard } from "../profiles/card";
 import { noBlockBetween } from "../safety/blocks";
+import { GEO_CELL_OF_PROFILE, cellsCovering, type Box } from "./geo-cells";
 import { reciprocalScore, storedInterestOverlap } from "./score";
 
 /**
@@ -173,18 +174,26 @@ async function loadViewer(db: Db, userId: string): Promise<Viewer | null> {
   };
 }
 
-/** One candidate as the scan returns it (a JSON array, in this order). */
+/**
+ * One candidate as the scan returns it (a JSON array, in this order). Numbers are integers where
+ * they can be: Postgres prints a float with its shortest-round-trip algorithm and a date through
+ * the calendar, each several times the work of an integer, and the scorer needs neither precision
+ * (a micro-degree is 11 cm; activity decays over days).
+ */
 type CandidateRow = [
   userId: string,
-  birthDate: string,
+  /** Days since 1970-01-01. */
+  birthDay: number,
   ageMin: number,
   ageMax: number,
   maxDistanceKm: number,
   interests: string[],
-  latitude: number | null,
-  longitude: number | null,
-  lastActiveMs: number,
-  createdMs: number,
+  /** Micro-degrees, or null without a position. */
+  latitudeE6: number | null,
+  longitudeE6: number | null,
+  /** Epoch seconds. */
+  lastActiveS: number,
+  createdS: number,
 ];
 
 interface Ranked {
@@ -199,11 +208,12 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
   const today = utcDay(ctx.now);
   const myAge = ageOn(viewer.birthDate, ctx.now);
   const me = viewer.userId;
-  // The candidates come back as one JSON array of arrays: up to a thousand rows decoded field by
-  // field in the driver cost the API several times what one JSON.parse does, and the database
-  // little more to build it. The times are epoch milliseconds through date_part, which computes
-  // in float8: extract() answers numeric, and its arithmetic made up a third of the JSON's cost.
-  const [result] = await preparedRows<{ candidates: CandidateRow[] }>(
+  // The candidates come back as one JSON text, written out with concat_ws: up to a thousand rows
+  // decoded field by field in the driver cost the API several times what one JSON.parse does,
+  // and json_build_array looks up every argument's output function again on every row, which
+  // made it half of the query's work. Ids are ours (no character JSON would escape) and the
+  // interests go through array_to_json, which escapes them.
+  const [result] = await preparedRows<{ candidates: string }>(
     ctx.db,
     sql`with candidates as (${sql.join(
       arms.map(
@@ -226,27 +236,28 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
           order by p.last_active_at desc
           limit ${options.candidateLimit}
         )
-        select coalesce(json_agg(json_build_array(p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude,
-                 date_part('epoch', p.last_active_at) * 1000, date_part('epoch', p.created_at) * 1000)), '[]') as candidates
+        select '[' || coalesce(string_agg('[' || concat_ws(',', '"' || p.user_id || '"', p.birth_date - date '1970-01-01', p.age_min, p.age_max, p.max_distance_km,
+                 array_to_json(p.interests), coalesce(round(p.latitude * 1e6)::int8::text, 'null'), coalesce(round(p.longitude * 1e6)::int8::text, 'null'),
+                 date_part('epoch', p.last_active_at)::int8, date_part('epoch', p.created_at)::int8) || ']', ','), '') || ']' as candidates
         from chosen p`,
   );
-  const rows = result?.candidates ?? [];
+  const rows = JSON.parse(result?.candidates ?? "[]") as CandidateRow[];
 
   const viewerSide = { age: myAge, ageMin: viewer.ageMin, ageMax: viewer.ageMax, maxDistanceKm: viewer.maxDistanceKm, interests: viewer.interests };
   const viewerInterests = new Set(viewer.interests);
-  const ageOf = agesOn(ctx.now);
+  const ageOf = agesOnEpochDays(ctx.now);
   const placed = viewer.latitude !== null && viewer.longitude !== null;
-  const ranked = rows.map(([userId, birthDate, ageMin, ageMax, maxDistanceKm, interests, latitude, longitude, lastActiveMs, createdMs]) => {
+  const ranked = rows.map(([userId, birthDay, ageMin, ageMax, maxDistanceKm, interests, latitudeE6, longitudeE6, lastActiveS, createdS]) => {
     const km =
-      placed && latitude !== null && longitude !== null
-        ? distanceKm({ latitude: viewer.latitude as number, longitude: viewer.longitude as number }, { latitude, longitude })
+      placed && latitudeE6 !== null && longitudeE6 !== null
+        ? distanceKm({ latitude: viewer.latitude as number, longitude: viewer.longitude as number }, { latitude: latitudeE6 / 1e6, longitude: longitudeE6 / 1e6 })
         : null;
     const { score } = reciprocalScore({
       viewer: viewerSide,
-      candidate: { age: ageOf(birthDate), ageMin, ageMax, maxDistanceKm, interests },
+      candidate: { age: ageOf(birthDay), ageMin, ageMax, maxDistanceKm, interests },
       distanceKm: km,
-      lastActiveMs,
-      createdMs,
+      lastActiveMs: lastActiveS * 1000,
+      createdMs: createdS * 1000,
       now: ctx.now,
       overlap: storedInterestOverlap(viewerInterests, interests),
     });
@@ -281,8 +292,10 @@ function notExcluded(me: string, today: string, cap: number, as: "lookup" | "set
 /**
  * Who is near enough, as separate arms of one UNION ALL, so that each arm can use its own index
  * (an OR of the two made the planner read every match from the heap):
- * - placed profiles within both people's maximum distance: a bounding box on latitude/longitude
- *   (answered by profiles_discovery_placed_idx), then the exact great-circle distance;
+ * - placed profiles within both people's maximum distance: the one-degree cells that cover a
+ *   bounding box (./geo-cells.ts; read from profiles_discovery_placed_idx, cell by cell and within
+ *   each cell only the wished birth dates), then the box itself, then the exact great-circle
+ *   distance;
  * - profiles without a position, when they share the viewer's country.
  * A viewer without a position sees their country (placed or not); without a country either, nobody.
  */
@@ -292,27 +305,62 @@ function candidateArms(viewer: Viewer): SQL[] {
   const lat = viewer.latitude;
   const lon = viewer.longitude;
   const km = viewer.maxDistanceKm;
-  const dLat = (km / KM_PER_DEGREE) * 1.01;
-  // The widest longitude span reachable within km (Matuschek); the whole circle near a pole.
-  const angular = km / EARTH_RADIUS_KM;
-  const cosLat = Math.cos((lat * Math.PI) / 180);
-  let lonCondition: SQL = sql`true`;
-  if (Math.abs(lat) + dLat < 89 && Math.sin(angular) < cosLat) {
-    const dLon = ((Math.asin(Math.sin(angular) / cosLat) * 180) / Math.PI) * 1.01;
-    const lo = lon - dLon;
-    const hi = lon + dLon;
-    if (dLon >= 180) lonCondition = sql`true`;
-    else if (lo < -180) lonCondition = sql`(p.longitude >= ${lo + 360}::float8 or p.longitude <= ${hi}::float8)`;
-    else if (hi > 180) lonCondition = sql`(p.longitude >= ${lo}::float8 or p.longitude <= ${hi - 360}::float8)`;
-    else lonCondition = sql`p.longitude between ${lo}::float8 and ${hi}::float8`;
-  }
+  const box = positionBox(lat, lon, km);
+  const [first, second] = box.lonRanges as [[number, number], [number, number] | undefined];
+  const lonCondition =
+    first[0] <= -180 && first[1] >= 180
+      ? sql`true`
+      : second
+        ? sql`(p.longitude between ${first[0]}::float8 and ${first[1]}::float8 or p.longitude between ${second[0]}::float8 and ${second[1]}::float8)`
+        : sql`p.longitude between ${first[0]}::float8 and ${first[1]}::float8`;
+  const cells = cellsCovering(box);
+  const cellCondition =
+    "cells" in cells
+      ? sql`${GEO_CELL_OF_PROFILE} = any(${sql.param(cells.cells)}::int[])`
+      : sql`${GEO_CELL_OF_PROFILE} between ${cells.band[0]}::int and ${cells.band[1]}::int`;
   const haversine = sql`2 * ${EARTH_RADIUS_KM}::float8 * asin(least(1, sqrt(
       power(sin(radians(p.latitude - ${lat}::float8) / 2), 2)
       + cos(radians(${lat}::float8)) * cos(radians(p.latitude)) * power(sin(radians(p.longitude - ${lon}::float8) / 2), 2))))`;
-  const placed = sql`p.latitude between ${lat - dLat}::float8 and ${lat + dLat}::float8 and ${lonCondition} and p.latitude is not null and p.longitude is not null
+  const placed = sql`${cellCondition} and p.latitude between ${box.latMin}::float8 and ${box.latMax}::float8 and ${lonCondition}
+      and p.latitude is not null and p.longitude is not null
       and ${haversine} <= least(${km}::float8, p.max_distance_km::float8)`;
   return sameCountry ? [placed, sql`(p.latitude is null or p.longitude is null) and ${sameCountry}`] : [placed];
 }
+
+/**
+ * A latitude/longitude box holding every point within km of (lat, lon), with 1 % to spare: the
+ * widest longitude span reachable within km (Matuschek), split in two across the antimeridian,
+ * and every longitude when the circle comes near a pole.
+ */
+export function positionBox(lat: number, lon: number, km: number): Box {
+  const dLat = (km / KM_PER_DEGREE) * 1.01;
+  const box: Box = { latMin: Math.max(-90, lat - dLat), latMax: Math.min(90, lat + dLat), lonRanges: [[-180, 180]] };
+  const angular = km / EARTH_RADIUS_KM;
+  const cosLat = Math.cos((lat * Math.PI) / 180);
+  if (Math.abs(lat) + dLat >= 89 || Math.sin(angular) >= cosLat) return box;
+  const dLon = ((Math.asin(Math.sin(angular) / cosLat) * 180) / Math.PI) * 1.01;
+  const lo = lon - dLon;
+  const hi = lon + dLon;
+  if (dLon >= 180) return box;
+  if (lo < -180) box.lonRanges = [[lo + 360, 180], [-180, hi]];
+  else if (hi > 180) box.lonRanges = [[lo, 180], [-180, hi - 360]];
+  else box.lonRanges = [[lo, hi]];
+  return box;
+}
+
+/** One card as the page query writes it (a JSON array, in this order). */
+type PageRow = [
+  /** 1-based position in the window. */
+  ord: number,
+  text: [userId: string, displayName: string, birthDate: string, gender: string, tagline: string | null, bio: string | null, city: string | null, country: string | null],
+  interests: string[],
+  photos: string[],
+  languages: string[],
+  /** Micro-degrees, or null without a position. */
+  latitudeE6: number | null,
+  longitudeE6: number | null,
+  lastActiveMs: number,
+];
 
 /**
  * Reads the session from `offset` on, skipping ids that were excluded since the snapshot, and
@@ -341,13 +389,16 @@ async function servePage(
     const need = limit - cards.length;
     // A window a bit larger than the page, so a few exclusions rarely cost a second query.
     const window = session.ids.slice(position, position + limit + Math.max(5, limit >> 1));
-    // The page comes back as one JSON array, like the candidates: twenty rows decoded column by
-    // column (three text arrays each) cost the API more than one JSON.parse.
-    const [result] = await preparedRows<{ rows: (CardColumns & { ord: number })[] }>(
+    // The page comes back as one JSON text, like the candidates: twenty rows decoded column by
+    // column (three text arrays each) cost the API more than one JSON.parse, and json_agg over
+    // whole rows looked up each column's output function again on every row, a seventh of the
+    // statement. array_to_json escapes the text; it looks the element type up once per array.
+    const [result] = await preparedRows<{ rows: string }>(
       ctx.db,
       sql`with w (user_id, ord) as (select * from unnest(${sql.param(window)}::text[]) with ordinality),
           page as (
-            select w.ord, ${CARD_COLUMNS}
+            select w.ord, p.user_id, p.display_name, p.birth_date, p.gender, p.tagline, p.bio, p.interests, p.photos, p.languages, p.city, p.country,
+              p.latitude, p.longitude, p.last_active_at
             from w join profiles p on p.user_id = w.user_id
             where p.visibility = 'visible'
               and ${notExcluded(session.u, today, options.dailyImpressionCap, "lookup")}
@@ -357,22 +408,45 @@ async function servePage(
           async_commit as (select set_config('synchronous_commit', 'off', true) as setting),
           counted as (
             insert into profile_impressions (user_id, day, count)
-            select page.p_user_id, ${today}::date, 1 from page, async_commit order by page.p_user_id
+            select page.user_id, ${today}::date, 1 from page, async_commit order by page.user_id
             on conflict (user_id, day) do update set count = profile_impressions.count + 1
           )
-          select coalesce(json_agg(page order by page.ord), '[]') as rows from page`,
+          select '[' || coalesce(string_agg('[' || concat_ws(',', p.ord,
+                   array_to_json(array[p.user_id, p.display_name, p.birth_date::text, p.gender, p.tagline, p.bio, p.city, p.country]),
+                   array_to_json(p.interests), array_to_json(p.photos), array_to_json(p.languages),
+                   coalesce(round(p.latitude * 1e6)::int8::text, 'null'), coalesce(round(p.longitude * 1e6)::int8::text, 'null'),
+                   floor(date_part('epoch', p.last_active_at) * 1000)::int8) || ']', ',' order by p.ord), '') || ']' as rows
+          from page p`,
     );
-    const rows = result?.rows ?? [];
-    for (const r of rows) {
-      // Joined on profiles, so every row has a card.
-      const card: DiscoverCard = cardFromRow(r, from, ctx.now) as ProfileCard;
-      const score = session.s[position + Number(r.ord) - 1];
+    const rows = JSON.parse(result?.rows ?? "[]") as PageRow[];
+    for (const [ord, [userId, displayName, birthDate, gender, tagline, bio, city, country], interests, photos, languages, latitudeE6, longitudeE6, lastActiveMs] of rows) {
+      const card: DiscoverCard = toCard(
+        {
+          userId,
+          displayName,
+          birthDate,
+          gender,
+          tagline,
+          bio,
+          interests,
+          photos,
+          languages,
+          city,
+          country,
+          latitude: latitudeE6 === null ? null : latitudeE6 / 1e6,
+          longitude: longitudeE6 === null ? null : longitudeE6 / 1e6,
+          lastActiveAt: new Date(lastActiveMs),
+        },
+        from,
+        ctx.now,
+      );
+      const score = session.s[position + ord - 1];
       if (score !== undefined) card.score = score;
       cards.push(card);
     }
     // A full page ends right after its last card; otherwise the whole window was used up.
     const last = rows[rows.length - 1];
-    position += rows.length === need && last ? Number(last.ord) : window.length;
+    position += rows.length === need && last ? last[0] : window.length;
   }
   return { cards, next: position };
 }
