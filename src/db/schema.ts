@@ -347,11 +347,20 @@ export const profileImpressions = pgTable(
     day: date("day", { mode: "string" }).notNull(),
     count: integer("count").notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.userId, t.day] }),
-    // The feed's "over today's cap" test looks up the few capped rows of one day.
-    index("profile_impressions_day_count_idx").on(t.day, t.count),
-  ],
+  // No index on count: each card served bumps a count, and an indexed count would make every
+  // bump a new row version with two new index entries instead of an in-place (HOT) update. The
+  // day's capped profiles are listed in profile_impressions_capped instead (migration 0025).
+  (t) => [primaryKey({ columns: [t.userId, t.day] })],
+);
+
+/** Profiles that reached the daily impression cap on `day`, written by the feed's counting statement. */
+export const profileImpressionsCapped = pgTable(
+  "profile_impressions_capped",
+  {
+    day: date("day", { mode: "string" }).notNull(),
+    userId: text("user_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.userId] })],
 );
 
 /**

@@ -340,6 +340,28 @@ describe("impressions", () => {
     const counts = Object.fromEntries(rows.map((r) => [r.user_id, r.count]));
     expect(counts).toEqual({ [fresh.id]: 2, [caller.id]: 1, [capped.id]: DISCOVERY_DEFAULTS.dailyImpressionCap });
   });
+
+  it("a profile served up to the cap is listed as capped and leaves the next feeds' snapshots", async () => {
+    const spot = newSpot();
+    const cap = DISCOVERY_DEFAULTS.dailyImpressionCap;
+    // Shared interests rank the capped profile last for `later`, where a capped id left in the
+    // snapshot would cost a page of its own.
+    const shared = { interests: ["hiking", "jazz"] };
+    const [first, nearlyCapped, fresh] = await Promise.all([member(spot, shared), member(spot, { interests: [] }), member(spot, shared)]);
+    const day = utcDay(Date.now());
+    await db().insert(profileImpressions).values({ userId: nearlyCapped.id, day, count: cap - 1 });
+    // This feed serves the last impression nearlyCapped may have today.
+    expect(new Set(idsOf(await feed(first)))).toEqual(new Set([nearlyCapped.id, fresh.id]));
+    const listed = await queryRows<{ user_id: string }>(db(), sql`select user_id from profile_impressions_capped where day = ${day}::date and user_id in (${nearlyCapped.id}, ${fresh.id}, ${first.id})`);
+    expect(listed.map((r) => r.user_id)).toEqual([nearlyCapped.id]);
+    const later = await member(spot, shared);
+    let pages = 1;
+    const seen = await walk(later, 1, async () => {
+      pages++;
+    });
+    expect(new Set(seen)).toEqual(new Set([first.id, fresh.id]));
+    expect(pages).toBe(2);
+  });
 });
 
 describe("paging", () => {

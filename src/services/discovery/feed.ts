@@ -274,14 +274,15 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
  *
  * `as`: a page checks its few rows one index lookup each ("lookup"). The candidate scan checks
  * hundreds of rows, so there each exclusion is read once into a hashed set ("set": NOT IN over a
- * subquery; every column read is NOT NULL, so NOT IN has no NULL trap here).
+ * subquery; every column read is NOT NULL, so NOT IN has no NULL trap here). The set of capped
+ * profiles is the day's list in profile_impressions_capped, which the counting statement keeps.
  */
 function notExcluded(me: string, today: string, cap: number, as: "lookup" | "set"): SQL {
   if (as === "set") {
     return sql`p.user_id not in (select s.target_id from swipes s where s.swiper_id = ${me})
           and p.user_id not in (select m.user_high from matches m where m.user_low = ${me} union all select m.user_low from matches m where m.user_high = ${me})
           and p.user_id not in (select b.blocked_id from blocks b where b.blocker_id = ${me} union all select b.blocker_id from blocks b where b.blocked_id = ${me})
-          and p.user_id not in (select i.user_id from profile_impressions i where i.day = ${today}::date and i.count >= ${cap}::int)`;
+          and p.user_id not in (select c.user_id from profile_impressions_capped c where c.day = ${today}::date)`;
   }
   return sql`not exists (select 1 from swipes s where s.swiper_id = ${me} and s.target_id = p.user_id)
           and not exists (select 1 from matches m where (m.user_low = ${me} and m.user_high = p.user_id) or (m.user_low = p.user_id and m.user_high = ${me}))
@@ -367,7 +368,8 @@ type PageRow = [
  * counts one impression for each card served. Read and count are one statement: the window's ids
  * keep their session order (`ord`), the page is the first `need` of them that pass, and the upsert
  * takes the page's rows in id order, so concurrent pages lock shared impression rows in the same
- * order (no deadlocks between two feeds showing the same people).
+ * order (no deadlocks between two feeds showing the same people). A count that reaches the cap
+ * lists its profile in profile_impressions_capped for the candidate scans of the rest of the day.
  *
  * The statement commits asynchronously (`synchronous_commit` off for its own transaction only, via
  * set_config(..., true)): under load, waiting for the WAL flush of the counter was a large share
@@ -410,6 +412,12 @@ async function servePage(
             insert into profile_impressions (user_id, day, count)
             select page.user_id, ${today}::date, 1 from page, async_commit order by page.user_id
             on conflict (user_id, day) do update set count = profile_impressions.count + 1
+            returning user_id, count
+          ),
+          capped as (
+            insert into profile_impressions_capped (day, user_id)
+            select ${today}::date, counted.user_id from counted where counted.count >= ${options.dailyImpressionCap}::int
+            on conflict do nothing
           )
           select '[' || coalesce(string_agg('[' || concat_ws(',', p.ord,
                    array_to_json(array[p.user_id, p.display_name, p.birth_date::text, p.gender, p.tagline, p.bio, p.city, p.country]),
