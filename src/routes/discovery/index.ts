@@ -3,7 +3,9 @@ import { z } from "@hono/zod-openapi";
 import { principalOf } from "../../http/auth";
 import { createRouter } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
+import { defer } from "../../http/defer";
 import { discover } from "../../services/discovery/feed";
+import { purgeOldImpressions } from "../../services/discovery/impressions";
 
 const DiscoverQuery = z.object({
   limit: z.coerce.number().int().min(1).max(50).default(20),
@@ -42,7 +44,10 @@ export const discoveryRoutes = createRouter().openapi(
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const deps = c.var.deps;
-    const page = await discover({ db: c.var.db, kv: deps.kv, random: deps.random, now: deps.clock.now() }, principalOf(c).userId, { limit, cursor });
+    const now = deps.clock.now();
+    const page = await discover({ db: c.var.db, kv: deps.kv, random: deps.random, now }, principalOf(c).userId, { limit, cursor });
+    // About one new feed session in a hundred also clears counts of past days, after the answer.
+    if (cursor === undefined && (deps.random.bytes(1)[0] ?? 0) < 3) defer(c, purgeOldImpressions(c.var.db, now), "impression purge");
     return c.json(page, 200);
   },
 );
