@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors";
 import { sha256Hex } from "../platform/hash";
+import { nowAndThen } from "../platform/ids";
 import { claimKey, completeKey, purgeExpiredKeys, releaseKey, type IdempotencyHandle } from "../services/idempotency/keys";
 import { principalOf } from "./auth";
 import { defer } from "./defer";
@@ -40,8 +41,8 @@ export const idempotent: MiddlewareHandler<AppEnv> = async (c, next) => {
     return c.json(claim.body as object, claim.status as 200, { "Idempotent-Replayed": "true" });
   }
   const handle: IdempotencyHandle = { userId, key, claimedAt: claim.claimedAt };
-  // Roughly one claim in a hundred also sweeps keys past their retention.
-  if ((deps.random.bytes(1)[0] ?? 0) < 3) defer(c, purgeExpiredKeys(db, now), "idempotency key purge");
+  // Now and then a claim also sweeps keys past their retention.
+  if (nowAndThen(deps.random)) defer(c, purgeExpiredKeys(db, now), "idempotency key purge");
 
   c.set("idempotency", handle);
   await next();

@@ -5,6 +5,11 @@ export interface Random {
   bytes(length: number): Uint8Array;
 }
 
+/** True about once in 85 calls (3 in 256): for upkeep that rides along with ordinary requests. */
+export function nowAndThen(random: Random): boolean {
+  return (random.bytes(1)[0] ?? 0) < 3;
+}
+
 const POOL_SIZE = 4096;
 
 /**

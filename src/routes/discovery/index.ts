@@ -4,6 +4,7 @@ import { principalOf } from "../../http/auth";
 import { createRouter } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { defer } from "../../http/defer";
+import { nowAndThen } from "../../platform/ids";
 import { discover } from "../../services/discovery/feed";
 import { purgeOldImpressions } from "../../services/discovery/impressions";
 
@@ -46,8 +47,8 @@ export const discoveryRoutes = createRouter().openapi(
     const deps = c.var.deps;
     const now = deps.clock.now();
     const page = await discover({ db: c.var.db, kv: deps.kv, random: deps.random, now }, principalOf(c).userId, { limit, cursor });
-    // About one new feed session in a hundred also clears counts of past days, after the answer.
-    if (cursor === undefined && (deps.random.bytes(1)[0] ?? 0) < 3) defer(c, purgeOldImpressions(c.var.db, now), "impression purge");
+    // Now and then a new feed session also clears counts of past days, after the answer.
+    if (cursor === undefined && nowAndThen(deps.random)) defer(c, purgeOldImpressions(c.var.db, now), "impression purge");
     return c.json(page, 200);
   },
 );
