@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_LISTED_CELLS, cellOf, cellsCovering } from "../../src/services/discovery/geo-cells";
-import { positionBox } from "../../src/services/discovery/feed";
+import { MAX_LISTED_CELLS, cellOf, cellsCovering, positionBox } from "../../src/services/discovery/geo-cells";
 import { distanceKm } from "../../src/services/profiles/card";
 
 const EARTH_RADIUS_KM = 6371;

@@ -4,9 +4,9 @@ import { preparedRows } from "../../db/rows";
 import { ApiError } from "../../errors";
 import type { KeyValueStore } from "../../kv/port";
 import type { Random } from "../../platform/ids";
-import { ageOn, agesOnEpochDays, distanceKm, toCard, type ProfileCard } from "../profiles/card";
+import { EARTH_RADIUS_KM, ageOn, agesOnEpochDays, distanceKm, toCard, type ProfileCard } from "../profiles/card";
 import { noBlockBetween } from "../safety/blocks";
-import { GEO_CELL_OF_PROFILE, cellsCovering, type Box } from "./geo-cells";
+import { GEO_CELL_OF_PROFILE, cellsCovering, positionBox } from "./geo-cells";
 import { reciprocalScore, storedInterestOverlap } from "./score";
 
 /**
@@ -93,8 +93,6 @@ interface Session {
 }
 
 const SESSION_KEY = (id: string) => `discover:session:${id}`;
-const EARTH_RADIUS_KM = 6371;
-const KM_PER_DEGREE = (Math.PI * EARTH_RADIUS_KM) / 180;
 
 export async function discover(ctx: DiscoveryContext, userId: string, page: { limit: number; cursor?: string }): Promise<DiscoverPage> {
   const options = { ...DISCOVERY_DEFAULTS, ...ctx.options };
@@ -326,27 +324,6 @@ function candidateArms(viewer: Viewer): SQL[] {
       and p.latitude is not null and p.longitude is not null
       and ${haversine} <= least(${km}::float8, p.max_distance_km::float8)`;
   return sameCountry ? [placed, sql`(p.latitude is null or p.longitude is null) and ${sameCountry}`] : [placed];
-}
-
-/**
- * A latitude/longitude box holding every point within km of (lat, lon), with 1 % to spare: the
- * widest longitude span reachable within km (Matuschek), split in two across the antimeridian,
- * and every longitude when the circle comes near a pole.
- */
-export function positionBox(lat: number, lon: number, km: number): Box {
-  const dLat = (km / KM_PER_DEGREE) * 1.01;
-  const box: Box = { latMin: Math.max(-90, lat - dLat), latMax: Math.min(90, lat + dLat), lonRanges: [[-180, 180]] };
-  const angular = km / EARTH_RADIUS_KM;
-  const cosLat = Math.cos((lat * Math.PI) / 180);
-  if (Math.abs(lat) + dLat >= 89 || Math.sin(angular) >= cosLat) return box;
-  const dLon = ((Math.asin(Math.sin(angular) / cosLat) * 180) / Math.PI) * 1.01;
-  const lo = lon - dLon;
-  const hi = lon + dLon;
-  if (dLon >= 180) return box;
-  if (lo < -180) box.lonRanges = [[lo + 360, 180], [-180, hi]];
-  else if (hi > 180) box.lonRanges = [[lo, 180], [-180, hi - 360]];
-  else box.lonRanges = [[lo, hi]];
-  return box;
 }
 
 /** One card as the page query writes it (a JSON array, in this order). */

@@ -1,8 +1,9 @@
 import { sql, type SQL } from "drizzle-orm";
+import { EARTH_RADIUS_KM } from "../profiles/card";
 
 /**
- * One-degree cells of latitude and longitude, the second key of profiles_discovery_placed_idx
- * (migration 0024). A feed's position box covers a handful of cells; asking the index for those
+ * The feed's position box and the one-degree cells of latitude and longitude that cover it, the
+ * second key of profiles_discovery_placed_idx (migration 0024). A box covers a handful of cells; asking the index for those
  * cells and the wished birth dates inside each reads only the people near enough and of the right
  * age, where a latitude range read the whole band around the globe at that latitude (every city
  * sharing it) and checked longitude and age entry by entry.
@@ -13,6 +14,7 @@ import { sql, type SQL } from "drizzle-orm";
 export const GEO_CELL_OF_PROFILE: SQL = sql.raw("((floor(p.latitude)::int + 90) * 361 + floor(p.longitude)::int + 180)");
 
 const LONGITUDE_CELLS = 361;
+const KM_PER_DEGREE = (Math.PI * EARTH_RADIUS_KM) / 180;
 
 /**
  * Above this many cells the box is read as whole latitude bands (a range of cell numbers) rather
@@ -52,4 +54,25 @@ export function cellsCovering(box: Box): CellSelection {
 /** The cell a position falls in, as GEO_CELL_OF_PROFILE numbers it. */
 export function cellOf(latitude: number, longitude: number): number {
   return (Math.floor(latitude) + 90) * LONGITUDE_CELLS + Math.floor(longitude) + 180;
+}
+
+/**
+ * A latitude/longitude box holding every point within km of (lat, lon), with 1 % to spare: the
+ * widest longitude span reachable within km (Matuschek), split in two across the antimeridian,
+ * and every longitude when the circle comes near a pole.
+ */
+export function positionBox(lat: number, lon: number, km: number): Box {
+  const dLat = (km / KM_PER_DEGREE) * 1.01;
+  const box: Box = { latMin: Math.max(-90, lat - dLat), latMax: Math.min(90, lat + dLat), lonRanges: [[-180, 180]] };
+  const angular = km / EARTH_RADIUS_KM;
+  const cosLat = Math.cos((lat * Math.PI) / 180);
+  if (Math.abs(lat) + dLat >= 89 || Math.sin(angular) >= cosLat) return box;
+  const dLon = ((Math.asin(Math.sin(angular) / cosLat) * 180) / Math.PI) * 1.01;
+  const lo = lon - dLon;
+  const hi = lon + dLon;
+  if (dLon >= 180) return box;
+  if (lo < -180) box.lonRanges = [[lo + 360, 180], [-180, hi]];
+  else if (hi > 180) box.lonRanges = [[lo, 180], [-180, hi - 360]];
+  else box.lonRanges = [[lo, hi]];
+  return box;
 }

@@ -66,7 +66,8 @@ export function agesOnEpochDays(now: number): (birthDay: number) => number {
   };
 }
 
-const EARTH_RADIUS_KM = 6371;
+/** The sphere every distance on the platform is measured on. */
+export const EARTH_RADIUS_KM = 6371;
 
 export function distanceKm(a: { latitude: number; longitude: number }, b: { latitude: number; longitude: number }): number {
   const rad = Math.PI / 180;
