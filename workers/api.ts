@@ -13,6 +13,7 @@ import { createIdGenerator, webRandom } from "../src/platform/ids";
 import { createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
 import { paymentDepsOf } from "../src/services/payments/context";
 import { reconcilePayments } from "../src/services/payments/reconcile";
+import { pruneEvents } from "../src/services/matching/event-retention";
 import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-store";
 
 /** Vars and secrets from wrangler.toml / `wrangler secret put`; all plain strings on Workers. */
@@ -29,7 +30,7 @@ export interface WorkerEnv {
 
 export interface WorkerHandler {
   fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response>;
-  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation. */
+  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation and the event outbox's pruning. */
   scheduled(controller: unknown, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
 }
 
@@ -81,9 +82,12 @@ export function createWorker(): WorkerHandler {
       if (!state.ready) return;
       const { deps } = state;
       const session = deps.database.session();
-      const run = reconcilePayments(paymentDepsOf(deps, session.db))
-        .catch((err: unknown) => deps.logger.error("payment reconciliation failed", { error: describeError(err) }))
-        .finally(() => session.release?.());
+      const run = Promise.all([
+        reconcilePayments(paymentDepsOf(deps, session.db)).catch((err: unknown) => deps.logger.error("payment reconciliation failed", { error: describeError(err) })),
+        pruneEvents(session.db, deps.clock.now())
+          .then((deleted) => deleted > 0 && deps.logger.info("event outbox pruned", { deleted }))
+          .catch((err: unknown) => deps.logger.error("event outbox pruning failed", { error: describeError(err) })),
+      ]).finally(() => session.release?.());
       ctx.waitUntil(run);
       await run;
     },

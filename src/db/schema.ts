@@ -365,7 +365,9 @@ export const profileImpressionsCapped = pgTable(
 
 /**
  * The outbox of live events per recipient. Stored before anything is pushed, so a client that
- * reconnects with Last-Event-ID gets everything it missed; the id is the SSE event id.
+ * reconnects with Last-Event-ID gets everything it missed; the id is the SSE event id. Events
+ * are kept for EVENT_RETENTION_DAYS (services/matching/event-retention.ts); the created_at index
+ * serves that pruning.
  */
 export const events = pgTable(
   "events",
@@ -378,5 +380,9 @@ export const events = pgTable(
     data: jsonb("data").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
   },
-  (t) => [index("events_user_idx").on(t.userId, t.id), check("events_type_check", sql`${t.type} in ('match.created', 'wink.received', 'wink.accepted')`)],
+  (t) => [
+    index("events_user_idx").on(t.userId, t.id),
+    index("events_created_idx").on(t.createdAt),
+    check("events_type_check", sql`${t.type} in ('match.created', 'wink.received', 'wink.accepted')`),
+  ],
 );

@@ -11,6 +11,10 @@ import { withoutUnframedBody } from "./request-body";
 import { answerAdapterError } from "./request-errors";
 import { paymentDepsOf } from "../services/payments/context";
 import { reconcilePayments } from "../services/payments/reconcile";
+import { pruneEvents } from "../services/matching/event-retention";
+
+const PRUNE_FIRST_AFTER_MS = 60_000;
+const PRUNE_EVERY_MS = 3_600_000;
 
 /** The Node entry: validated config → deps → migrations → createApp → listen. Nothing else. */
 async function main(): Promise<void> {
@@ -56,9 +60,22 @@ async function main(): Promise<void> {
       : undefined;
   reconcile?.unref();
 
+  // The event outbox keeps EVENT_RETENTION_DAYS; older events are pruned hourly, and once soon
+  // after the start so a server that restarts often still prunes.
+  const prune = () =>
+    void pruneEvents(deps.database.session().db, deps.clock.now())
+      .then((deleted) => deleted > 0 && logger.info("event outbox pruned", { deleted }))
+      .catch((err: unknown) => logger.error("event outbox pruning failed", { error: err instanceof Error ? err.message : String(err) }));
+  const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
+  const pruning = setInterval(prune, PRUNE_EVERY_MS);
+  firstPrune.unref();
+  pruning.unref();
+
   // A port in use or a HOST that does not resolve: one line, like every failed start, not a trace.
   server.once("error", (err: NodeJS.ErrnoException) => {
     clearInterval(reconcile);
+    clearInterval(pruning);
+    clearTimeout(firstPrune);
     console.error(JSON.stringify({ level: "error", msg: "startup failed", error: `cannot listen on ${config.HOST}:${config.PORT}: ${err.code ?? err.message}` }));
     void deps.close().finally(() => {
       sink.flush();
@@ -71,6 +88,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     clearInterval(reconcile);
+    clearInterval(pruning);
+    clearTimeout(firstPrune);
     logger.info("shutting down", { signal });
     server.close(() => {
       void deps.close().then(() => {

@@ -191,7 +191,7 @@ describe("a Worker with invalid configuration", () => {
 });
 
 describe("the cron trigger in workerd", () => {
-  it("runs the payment reconciliation through Neon without an error", async () => {
+  it("runs the payment reconciliation and the event outbox pruning through Neon without an error", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     const handler = createWorker();
     const ctx = createExecutionContext();

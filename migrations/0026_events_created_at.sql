@@ -1,0 +1,1 @@
+CREATE INDEX "events_created_idx" ON "events" USING btree ("created_at");

@@ -1,0 +1,45 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../../db/port";
+import { queryRows } from "../../db/rows";
+
+/**
+ * How long the live-event outbox keeps an event. A stream that reconnects with an older
+ * Last-Event-ID gets every event still kept after it; the app reads matches and winks from their
+ * own routes when it opens, so events this old only ever served a replay nobody asked for.
+ */
+export const EVENT_RETENTION_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+export interface PruneOptions {
+  retentionDays?: number;
+  /** Rows per delete statement: a long backlog is cleared in short transactions. */
+  batchSize?: number;
+  /** Statements per run; what is left waits for the next run. */
+  maxBatches?: number;
+}
+
+/**
+ * Deletes outbox events older than the retention, oldest first, and returns how many went. Run by
+ * the scheduled upkeep (the Workers cron trigger, a timer on Node); several instances may run it
+ * at once, since a row another run deleted first is simply skipped.
+ */
+export async function pruneEvents(db: Db, now: number, options: PruneOptions = {}): Promise<number> {
+  const cutoff = new Date(now - (options.retentionDays ?? EVENT_RETENTION_DAYS) * DAY_MS);
+  const batchSize = options.batchSize ?? 5_000;
+  const maxBatches = options.maxBatches ?? 20;
+  let deleted = 0;
+  for (let batch = 0; batch < maxBatches; batch++) {
+    const [row] = await queryRows<{ n: number }>(
+      db,
+      sql`with gone as (
+            delete from events where id in (
+              select id from events where created_at < ${cutoff.toISOString()}::timestamptz order by created_at limit ${batchSize}::int)
+            returning 1)
+          select count(*)::int as n from gone`,
+    );
+    const n = row?.n ?? 0;
+    deleted += n;
+    if (n < batchSize) break;
+  }
+  return deleted;
+}
