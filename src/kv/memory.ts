@@ -82,7 +82,8 @@ export function createMemoryStore(options: { prefix?: string; clock?: Clock; log
       return entry ? entry.value : null;
     },
     set(key, value, ttlMs) {
-      if (ttlMs !== undefined && !(ttlMs > 0)) throw new Error("ERR invalid expire time in 'set' command");
+      // Redis takes PX as a positive integer only; the twin refuses what Redis refuses.
+      if (ttlMs !== undefined && !(Number.isInteger(ttlMs) && ttlMs > 0)) throw new Error("ERR invalid expire time in 'set' command");
       data.set(key, { type: "string", value, expiresAt: ttlMs === undefined ? null : clock.now() + ttlMs });
     },
     del(key) {

@@ -237,6 +237,12 @@ function kvContract(h: Harness): void {
     expect(await kv.pttl("short")).toBe(-2);
   });
 
+  it("refuses a ttlMs that is zero, negative or fractional, as Redis does, and keeps the old value", async () => {
+    await kv.set("ttl-kept", "old");
+    for (const ttlMs of [0, -5, 1.5]) await expect(kv.set("ttl-kept", "new", { ttlMs })).rejects.toThrow();
+    expect(await kv.get("ttl-kept")).toBe("old");
+  });
+
   it("drops an earlier expiry when a key is set again without ttlMs", async () => {
     await kv.set("kept", "a", { ttlMs: SHORT_TTL_MS });
     await kv.set("kept", "b");

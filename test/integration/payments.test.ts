@@ -282,6 +282,20 @@ describe("mobile-money STK push", () => {
     expect(fake.tokensIssued() - tokensBefore).toBe(1);
   });
 
+  it("caches a token whose lifetime comes in fractional seconds", async () => {
+    const t = app();
+    const me = await person(t);
+    const fake = providers.current.mobile;
+    fake.setTokenExpiresIn("3599.9999");
+    try {
+      const tokensBefore = fake.tokensIssued();
+      for (let i = 0; i < 2; i++) expect((await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 })).status).toBe(201);
+      expect(fake.tokensIssued() - tokensBefore).toBe(1);
+    } finally {
+      fake.setTokenExpiresIn("3599");
+    }
+  });
+
   it("refuses other phone numbers and amounts with 400", async () => {
     const t = app();
     const me = await person(t);

@@ -53,7 +53,8 @@ export async function accessToken(deps: PaymentDeps, provider: MobileMoneyConfig
     headers: { authorization: `Basic ${btoa(`${provider.consumerKey}:${provider.consumerSecret}`)}` },
   });
   const token = expectString("mobile-money", answer?.access_token, "access token");
-  const lifetimeMs = (Number(answer?.expires_in) || 3599) * 1000 - TOKEN_MARGIN_MS;
+  // Whole milliseconds: the store (as Redis) refuses a fractional expiry, and the token would go uncached.
+  const lifetimeMs = Math.floor((Number(answer?.expires_in) || 3599) * 1000) - TOKEN_MARGIN_MS;
   if (lifetimeMs > 0) await deps.kv.set(TOKEN_KEY, token, { ttlMs: lifetimeMs }).catch(() => undefined);
   return token;
 }

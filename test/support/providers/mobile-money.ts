@@ -17,6 +17,8 @@ export interface MobileMoneyFake extends FakeServer {
   env: Record<string, string>;
   stk: Map<string, StkRequest>;
   tokensIssued(): number;
+  /** What `expires_in` the OAuth answer carries from now on (Daraja sends a string of seconds). */
+  setTokenExpiresIn(seconds: string): void;
   /** The payer answers the prompt: 0 paid, 1032 cancelled, 1 insufficient funds… */
   complete(checkoutRequestId: string, resultCode: number): void;
   /** The provider's callback to the URL it was given (unsigned), with whatever result the body claims. */
@@ -28,6 +30,7 @@ export async function startMobileMoneyFake(callbackBase = "https://api.example.t
   const stk = new Map<string, StkRequest>();
   const tokens = new Set<string>();
   let issued = 0;
+  let expiresIn = "3599";
   const passwordOk = (b: { BusinessShortCode?: string; Password?: string; Timestamp?: string }) =>
     typeof b.Timestamp === "string" && /^\d{14}$/.test(b.Timestamp) && b.Password === Buffer.from(`${MOBILE.shortcode}${MOBILE.passkey}${b.Timestamp}`).toString("base64");
   const server = await startFakeServer(
@@ -38,7 +41,7 @@ export async function startMobileMoneyFake(callbackBase = "https://api.example.t
         const token = randomBytes(14).toString("base64url");
         tokens.add(token);
         issued++;
-        return { status: 200, body: { access_token: token, expires_in: "3599" } };
+        return { status: 200, body: { access_token: token, expires_in: expiresIn } };
       }
       const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ""))?.[1];
       if (!bearer || !tokens.has(bearer)) return { status: 401, body: { requestId: "r", errorCode: "404.001.03", errorMessage: "Invalid Access Token" } };
@@ -87,6 +90,9 @@ export async function startMobileMoneyFake(callbackBase = "https://api.example.t
     },
     stk,
     tokensIssued: () => issued,
+    setTokenExpiresIn: (seconds) => {
+      expiresIn = seconds;
+    },
     complete(checkoutRequestId: string, resultCode: number) {
       const r = stk.get(checkoutRequestId);
       if (!r) throw new Error(`no STK request ${checkoutRequestId}`);
