@@ -1,11 +1,17 @@
 import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createMemoryStore } from "../../src/kv/memory";
+import { createRedisStore } from "../../src/node/kv-redis";
+import { fixedClock } from "../../src/platform/clock";
+import { CONTEXT_TTL_MS } from "../../src/services/ai/context-cache";
 import { AI, aiApp, expectAiError, fenceTag, member, ok, post } from "../support/ai";
 import { buildTestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { expectError } from "../support/errors";
 import { startFakeInference, type FakeInference } from "../support/fake-inference";
+import { ENTERPRISE } from "../support/people";
+import { randomSuffix, TEST_REDIS_URL } from "../support/services";
 
 const env = useTestEnvironment();
 let a: FakeInference;
@@ -145,6 +151,30 @@ describe("the per-user context cache", () => {
     await ok(await post(t, me, "/chat/response", { message: "Hello there", userId: me.id }));
     expect(a.chats().at(-1)?.messages[1]?.content).toContain("interests: chess");
     expect(await stats()).toMatchObject({ misses: 2 });
+  });
+
+  it.each(["memory", "redis"] as const)("counts only live entries and drops expired ones from its index (%s store)", async (store) => {
+    // Whole seconds near now: the test's access tokens stay valid on this clock.
+    const clock = fixedClock(Math.floor(Date.now() / 1000) * 1000);
+    const kv = store === "memory" ? createMemoryStore({ clock }) : createRedisStore({ url: TEST_REDIS_URL, prefix: `test:ai-ctx:${randomSuffix()}:` });
+    try {
+      const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv, clock, env: { INFERENCE_URL: a.url, INFERENCE_MODEL: "wanted-model" } });
+      const [admin, early, late] = await Promise.all([member(t, env.issuer, null, { admin: true }), member(t, env.issuer), member(t, env.issuer)]);
+      const stats = async () => (await ok<{ entries: number }>(await t.request(`${AI}/context/stats`, { headers: admin.headers }))).data;
+      await ok(await post(t, early, "/chat/response", { message: "Hello there", userId: early.id }));
+      clock.advance(CONTEXT_TTL_MS / 2);
+      await ok(await post(t, late, "/chat/response", { message: "Hello there", userId: late.id }));
+      expect(await stats()).toMatchObject({ entries: 2 });
+      // On the app's clock the first entry has expired, the second has not.
+      clock.advance(CONTEXT_TTL_MS / 2);
+      expect(await stats()).toMatchObject({ entries: 1 });
+      expect((await kv.zrevrangeWithScores("ai:ctx:index", 0, -1)).map((m) => m.member)).toEqual([late.id]);
+    } finally {
+      if (store === "redis") {
+        for (const key of ["ai:ctx:index", "ai:ctx:hits", "ai:ctx:misses"]) await kv.del(key);
+      }
+      await kv.close();
+    }
   });
 
   it("is admin only (a shape-2 403), and a malformed user id is a shape-2 invalid_input", async () => {

@@ -90,7 +90,7 @@ export async function startMobileMoneyFake(callbackBase = "https://api.example.t
     },
     stk,
     tokensIssued: () => issued,
-    setTokenExpiresIn: (seconds) => {
+    setTokenExpiresIn: (seconds: string) => {
       expiresIn = seconds;
     },
     complete(checkoutRequestId: string, resultCode: number) {
