@@ -252,6 +252,8 @@ export const reports = pgTable(
   (t) => [
     check("reports_reason_check", sql`${t.reason} in ('spam', 'harassment', 'fake_profile', 'underage', 'inappropriate_content', 'other')`),
     index("reports_reported_idx").on(t.reportedId),
+    // The feed leaves out whoever the viewer reported.
+    index("reports_reporter_idx").on(t.reporterId, t.reportedId),
   ],
 );
 

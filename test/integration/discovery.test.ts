@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { blocks, matches, profileImpressions, profileImpressionsCapped, profiles, swipes } from "../../src/db/schema";
+import { blocks, matches, profileImpressions, profileImpressionsCapped, profiles, reports, swipes } from "../../src/db/schema";
 import { webRandom } from "../../src/platform/ids";
 import { queryRows } from "../../src/db/rows";
 import { DISCOVERY_DEFAULTS, utcDay } from "../../src/services/discovery/feed";
@@ -78,7 +78,6 @@ interface Card {
   userId: string;
   age: number;
   distanceKm: number | null;
-  score?: number;
 }
 interface Page {
   profiles: Card[];
@@ -140,7 +139,7 @@ describe("both-sides filters", () => {
     else expect(ids).toEqual([control.id]);
   });
 
-  it("control: a mutual fit on every filter is in the feed, with an age, a rounded distance and a score", async () => {
+  it("control: a mutual fit on every filter is in the feed, with an age and a rounded distance, and nothing finer", async () => {
     const spot = newSpot();
     const caller = await member(spot, me);
     const other = await member(spot, { ...fits, longitude: east(spot, 12) });
@@ -149,8 +148,8 @@ describe("both-sides filters", () => {
     const card = page.profiles[0] as Card & Record<string, unknown>;
     expect(card.age).toBe(30);
     expect(card.distanceKm).toBe(10);
-    expect(card.score).toBeGreaterThan(0);
-    expect(card.score).toBeLessThanOrEqual(1);
+    // No fit score either: it moves with the exact distance.
+    expect(card).not.toHaveProperty("score");
     expect(card).not.toHaveProperty("latitude");
     expect(card).not.toHaveProperty("birthDate");
     expect(page.nextCursor).toBeNull();
@@ -169,9 +168,7 @@ describe("both-sides filters", () => {
     expect(card).toMatchObject({ userId: other.id, displayName: awkward.slice(0, 50), bio: awkward, tagline: null, city: awkward, interests: [awkward, "plain"], languages: ["pt-BR"] });
     const res = await t.request(`/api/v1/profile/${other.id}`, { headers: caller.headers });
     expect(res.status).toBe(200);
-    const { score, ...rest } = card;
-    expect(score).toBeGreaterThan(0);
-    expect(rest).toEqual(await res.json());
+    expect(card).toEqual(await res.json());
   });
 
   it("without a position on either side, the same country stands in for distance", async () => {
@@ -278,6 +275,24 @@ describe("exclusions", () => {
       ]);
     expect(idsOf(await feed(caller))).toEqual([control.id]);
   });
+
+  it("leaves out reports in either direction, even with no block (one lifted after the report)", async () => {
+    const spot = newSpot();
+    const caller = await member(spot, { interests: ["hiking"] });
+    // The control ranks first, so reported people left in the candidates would show as a second page.
+    const [iReported, reportedMe, control] = await Promise.all([member(spot), member(spot), member(spot, { interests: ["hiking"] })]);
+    const now = new Date();
+    await db()
+      .insert(reports)
+      .values([
+        { id: `rep_${iReported.id}`, reporterId: caller.id, reportedId: iReported.id, reason: "spam", createdAt: now },
+        { id: `rep_${reportedMe.id}`, reporterId: reportedMe.id, reportedId: caller.id, reason: "harassment", createdAt: now },
+      ]);
+    // Left out of the candidates themselves, not only of the page: one card and no second page.
+    const page = await feed(caller, "?limit=1");
+    expect(idsOf(page)).toEqual([control.id]);
+    expect(page.nextCursor).toBeNull();
+  });
 });
 
 describe("ranking", () => {
@@ -310,8 +325,6 @@ describe("ranking", () => {
     });
     const page = await feed(caller);
     expect(idsOf(page)).toEqual([better.id, worse.id]);
-    const [b, w] = page.profiles as [Card, Card];
-    expect(b.score).toBeGreaterThan(w.score as number);
   });
 
   it("a one-sided fit ranks below a balanced one", async () => {
@@ -394,6 +407,42 @@ describe("paging", () => {
     expect(new Set(seen).size).toBe(8);
     expect(seen).not.toContain(swiped);
     expect(seen).not.toContain(blocked);
+  });
+
+  it("someone whose wishes or place stop fitting between pages, or who is reported, drops out of later pages", async () => {
+    const spot = newSpot();
+    // A 30-year-old man looking for women, 100 km; everyone else a woman who wants him.
+    const caller = await member(spot, { gender: "man", interestedIn: ["woman"], age: 30 });
+    const others = await Promise.all(Array.from({ length: 12 }, () => member(spot, { gender: "woman", interestedIn: ["man"], longitude: east(spot, 10) })));
+    const changed: string[] = [];
+    const seen = await walk(caller, 3, async (n, sofar) => {
+      if (n !== 0) return;
+      const [noLongerMen, tooOld, moved, shorterReach, nowAMan, reported] = others.map((o) => o.id).filter((id) => !sofar.includes(id));
+      changed.push(...([noLongerMen, tooOld, moved, shorterReach, nowAMan, reported] as string[]));
+      const set = (id: string | undefined, values: Partial<typeof profiles.$inferInsert>) => db().update(profiles).set(values).where(sql`user_id = ${id as string}`);
+      await set(noLongerMen, { interestedIn: ["woman"] });
+      await set(tooOld, { ageMin: 35 });
+      await set(moved, { longitude: east(spot, 300) });
+      await set(shorterReach, { maxDistanceKm: 5 });
+      await set(nowAMan, { gender: "man" });
+      await db().insert(reports).values({ id: `rep_${reported}`, reporterId: reported as string, reportedId: caller.id, reason: "spam", createdAt: new Date() });
+    });
+    expect(changed).toHaveLength(6);
+    expect(seen).toHaveLength(6);
+    for (const id of changed) expect(seen).not.toContain(id);
+  });
+
+  it("a viewer who hides their profile mid-session gets no further cards, and none is counted", async () => {
+    const spot = newSpot();
+    const caller = await member(spot);
+    const others = await Promise.all(Array.from({ length: 6 }, () => member(spot)));
+    const first = await feed(caller, "?limit=2");
+    expect(first.nextCursor).not.toBeNull();
+    await db().update(profiles).set({ visibility: "hidden" }).where(sql`user_id = ${caller.id}`);
+    const second = await feed(caller, `?limit=2&cursor=${encodeURIComponent(first.nextCursor as string)}`);
+    expect(second).toEqual({ profiles: [], nextCursor: null });
+    const counted = await queryRows<{ n: number }>(db(), sql`select coalesce(sum(count), 0)::int as n from profile_impressions where user_id in (${sql.join(others.map((o) => sql`${o.id}`), sql`, `)})`);
+    expect(counted[0]?.n).toBe(2);
   });
 
   it("later pages measure distances from where the session started, even after the viewer moves", async () => {

@@ -13,13 +13,10 @@ const DiscoverQuery = z.object({
   cursor: z.string().max(200).optional().openapi({ description: "The nextCursor of the previous page; omit it to start a new feed session" }),
 });
 
-const DiscoverCard = ProfileCardSchema.extend({
-  score: z.number().min(0).max(1).optional().openapi({ description: "Reciprocal fit, 0–1; the feed is sorted by it" }),
-}).openapi("DiscoverCard");
-
 const DiscoverPage = z
   .object({
-    profiles: z.array(DiscoverCard),
+    // No fit score: it moves with the exact distance and would give away where someone is.
+    profiles: z.array(ProfileCardSchema),
     nextCursor: z.string().nullable().openapi({ description: "Null once this feed session is exhausted; then start a new one" }),
   })
   .openapi("DiscoverPage");
@@ -33,7 +30,7 @@ export const discoveryRoutes = createRouter().openapi(
     tags: ["discovery"],
     summary: "Swipe cards for the caller, best mutual fit first",
     description:
-      "Only people who fit the caller's wishes and whose wishes the caller fits (gender, age, distance), never anyone already swiped, matched, blocked either way or hidden. " +
+      "Only people who fit the caller's wishes and whose wishes the caller fits (gender, age, distance), never anyone already swiped, matched, blocked or reported either way, or hidden. " +
       "The first page opens a feed session (30 minutes); its cursor pages through that snapshot, so a card never repeats within a session. " +
       "Without positions on either side, the same country stands in for distance. A hidden caller gets an empty feed.",
     request: { query: DiscoverQuery },

@@ -54,12 +54,8 @@ export interface DiscoveryContext {
   options?: Partial<DiscoveryOptions>;
 }
 
-export interface DiscoverCard extends ProfileCard {
-  score?: number;
-}
-
 export interface DiscoverPage {
-  profiles: DiscoverCard[];
+  profiles: ProfileCard[];
   nextCursor: string | null;
 }
 
@@ -82,14 +78,27 @@ interface Session {
   /** Owner: a cursor only works for the person whose feed it is. */
   u: string;
   ids: string[];
-  /** Scores, rounded, in the same order as ids. */
-  s: number[];
   /**
    * The viewer's position when the session was built, [latitude, longitude] or null: later pages
    * measure their cards' distances from where the candidates were chosen, and need no second
    * read of the viewer's profile.
    */
   p: [number, number] | null;
+  /**
+   * The viewer's side of the filters when the session was built, which later pages hold each
+   * candidate's current wishes against (absent in sessions stored before it was kept).
+   */
+  v?: SessionViewer;
+}
+
+interface SessionViewer {
+  gender: string;
+  interestedIn: string[];
+  age: number;
+  ageMin: number;
+  ageMax: number;
+  maxDistanceKm: number;
+  country: string | null;
 }
 
 const SESSION_KEY = (id: string) => `discover:session:${id}`;
@@ -101,12 +110,17 @@ export async function discover(ctx: DiscoveryContext, userId: string, page: { li
   const viewer = await loadViewer(ctx.db, userId);
   if (!viewer) throw new ApiError("not_found", "create your profile first");
   const position: Session["p"] = viewer.latitude !== null && viewer.longitude !== null ? [viewer.latitude, viewer.longitude] : null;
-  const session: Session = { u: userId, ids: [], s: [], p: position };
-  if (viewer.visibility === "visible") {
-    const ranked = await rankCandidates(ctx, viewer, options);
-    session.ids = ranked.map((r) => r.userId);
-    session.s = ranked.map((r) => Math.round(r.score * 10_000) / 10_000);
-  }
+  const v: SessionViewer = {
+    gender: viewer.gender,
+    interestedIn: viewer.interestedIn,
+    age: ageOn(viewer.birthDate, ctx.now),
+    ageMin: viewer.ageMin,
+    ageMax: viewer.ageMax,
+    maxDistanceKm: viewer.maxDistanceKm,
+    country: viewer.country,
+  };
+  const session: Session = { u: userId, ids: [], p: position, v };
+  if (viewer.visibility === "visible") session.ids = (await rankCandidates(ctx, viewer, options)).map((r) => r.userId);
   const sessionId = newSessionId(ctx.random);
   // Stored while the first page is read (one wait instead of two), and only when there can be
   // a second page: a feed that fits on one page costs no write.
@@ -267,8 +281,9 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
 
 /**
  * Everything that can change between pages of one session, and so is checked again on every
- * page: swipes by the viewer (any action), matches ever (unmatched too), blocks either way,
- * and today's impression cap.
+ * page: swipes by the viewer (any action), matches ever (unmatched too), blocks and reports
+ * either way (a report hides the two people from each other even after its block is lifted), and
+ * today's impression cap.
  *
  * `as`: a page checks its few rows one index lookup each ("lookup"). The candidate scan checks
  * hundreds of rows, so there each exclusion is read once into a hashed set ("set": NOT IN over a
@@ -280,11 +295,13 @@ function notExcluded(me: string, today: string, cap: number, as: "lookup" | "set
     return sql`p.user_id not in (select s.target_id from swipes s where s.swiper_id = ${me})
           and p.user_id not in (select m.user_high from matches m where m.user_low = ${me} union all select m.user_low from matches m where m.user_high = ${me})
           and p.user_id not in (select b.blocked_id from blocks b where b.blocker_id = ${me} union all select b.blocker_id from blocks b where b.blocked_id = ${me})
+          and p.user_id not in (select r.reported_id from reports r where r.reporter_id = ${me} union all select r.reporter_id from reports r where r.reported_id = ${me})
           and p.user_id not in (select c.user_id from profile_impressions_capped c where c.day = ${today}::date)`;
   }
   return sql`not exists (select 1 from swipes s where s.swiper_id = ${me} and s.target_id = p.user_id)
           and not exists (select 1 from matches m where (m.user_low = ${me} and m.user_high = p.user_id) or (m.user_low = p.user_id and m.user_high = ${me}))
           and ${noBlockBetween(me, sql`p.user_id`)}
+          and not exists (select 1 from reports r where (r.reporter_id = ${me} and r.reported_id = p.user_id) or (r.reporter_id = p.user_id and r.reported_id = ${me}))
           and not exists (select 1 from profile_impressions i where i.user_id = p.user_id and i.day = ${today}::date and i.count >= ${cap}::int)`;
 }
 
@@ -317,13 +334,44 @@ function candidateArms(viewer: Viewer): SQL[] {
     "cells" in cells
       ? sql`${GEO_CELL_OF_PROFILE} = any(${sql.param(cells.cells)}::int[])`
       : sql`${GEO_CELL_OF_PROFILE} between ${cells.band[0]}::int and ${cells.band[1]}::int`;
-  const haversine = sql`2 * ${EARTH_RADIUS_KM}::float8 * asin(least(1, sqrt(
-      power(sin(radians(p.latitude - ${lat}::float8) / 2), 2)
-      + cos(radians(${lat}::float8)) * cos(radians(p.latitude)) * power(sin(radians(p.longitude - ${lon}::float8) / 2), 2))))`;
   const placed = sql`${cellCondition} and p.latitude between ${box.latMin}::float8 and ${box.latMax}::float8 and ${lonCondition}
-      and p.latitude is not null and p.longitude is not null
-      and ${haversine} <= least(${km}::float8, p.max_distance_km::float8)`;
+      and ${nearEnough(lat, lon, km)}`;
   return sameCountry ? [placed, sql`(p.latitude is null or p.longitude is null) and ${sameCountry}`] : [placed];
+}
+
+/** A placed profile `p` within both people's maximum distance of (lat, lon), great-circle. */
+function nearEnough(lat: number, lon: number, km: number): SQL {
+  return sql`p.latitude is not null and p.longitude is not null
+      and 2 * ${EARTH_RADIUS_KM}::float8 * asin(least(1, sqrt(
+      power(sin(radians(p.latitude - ${lat}::float8) / 2), 2)
+      + cos(radians(${lat}::float8)) * cos(radians(p.latitude)) * power(sin(radians(p.longitude - ${lon}::float8) / 2), 2))))
+      <= least(${km}::float8, p.max_distance_km::float8)`;
+}
+
+/**
+ * What a later page checks again besides the exclusions: that the viewer is still visible, and
+ * that each candidate, as their profile is now, still wants the viewer as the session saw them
+ * (gender, age, distance from the session's position, or the same country without positions)
+ * and is still someone the viewer asked for. The same filters as the candidate scan, one row at a
+ * time: someone who changed their wishes or moved away mid-session drops out of it.
+ */
+function stillFits(session: Session, today: string): SQL {
+  const v = session.v;
+  if (!v) return viewerVisible(session);
+  const sameCountry = sql`p.country = ${v.country}`;
+  const near = session.p
+    ? sql`((${nearEnough(session.p[0], session.p[1], v.maxDistanceKm)}) or ((p.latitude is null or p.longitude is null) and ${sameCountry}))`
+    : sameCountry;
+  return sql`${viewerVisible(session)}
+          and p.gender = any(${sql.param(v.interestedIn)}::text[]) and ${v.gender} = any(p.interested_in)
+          and p.birth_date > ${yearsBefore(today, v.ageMax + 1)}::date and p.birth_date <= ${yearsBefore(today, v.ageMin)}::date
+          and p.age_min <= ${v.age}::int and p.age_max >= ${v.age}::int
+          and ${near}`;
+}
+
+/** A viewer who hid their profile mid-session gets no more cards from it. */
+function viewerVisible(session: Session): SQL {
+  return sql`exists (select 1 from profiles viewer where viewer.user_id = ${session.u} and viewer.visibility = 'visible')`;
 }
 
 /** One card as the page query writes it (a JSON array, in this order). */
@@ -359,8 +407,8 @@ async function servePage(
   offset: number,
   limit: number,
   options: DiscoveryOptions,
-): Promise<{ cards: DiscoverCard[]; next: number }> {
-  const cards: DiscoverCard[] = [];
+): Promise<{ cards: ProfileCard[]; next: number }> {
+  const cards: ProfileCard[] = [];
   const today = utcDay(ctx.now);
   const from = session.p ? { latitude: session.p[0], longitude: session.p[1] } : { latitude: null, longitude: null };
   let position = offset;
@@ -372,7 +420,7 @@ async function servePage(
     // column (three text arrays each) cost the API more than one JSON.parse, and json_agg over
     // whole rows looked up each column's output function again on every row, a seventh of the
     // statement. array_to_json escapes the text; it looks the element type up once per array.
-    const [result] = await preparedRows<{ rows: string }>(
+    const [result] = await preparedRows<{ rows: string; viewer_visible: boolean }>(
       ctx.db,
       sql`with w (user_id, ord) as (select * from unnest(${sql.param(window)}::text[]) with ordinality),
           page as (
@@ -381,6 +429,7 @@ async function servePage(
             from w join profiles p on p.user_id = w.user_id
             where p.visibility = 'visible'
               and ${notExcluded(session.u, today, options.dailyImpressionCap, "lookup")}
+              and ${stillFits(session, today)}
             order by w.ord
             limit ${need}::int
           ),
@@ -400,12 +449,15 @@ async function servePage(
                    array_to_json(array[p.user_id, p.display_name, p.birth_date::text, p.gender, p.tagline, p.bio, p.city, p.country]),
                    array_to_json(p.interests), array_to_json(p.photos), array_to_json(p.languages),
                    coalesce(round(p.latitude * 1e6)::int8::text, 'null'), coalesce(round(p.longitude * 1e6)::int8::text, 'null'),
-                   floor(date_part('epoch', p.last_active_at) * 1000)::int8) || ']', ',' order by p.ord), '') || ']' as rows
+                   floor(date_part('epoch', p.last_active_at) * 1000)::int8) || ']', ',' order by p.ord), '') || ']' as rows,
+            ${viewerVisible(session)} as viewer_visible
           from page p`,
     );
+    // The rest of the session is not served to a viewer who is hidden now.
+    if (result && !result.viewer_visible) return { cards, next: session.ids.length };
     const rows = JSON.parse(result?.rows ?? "[]") as PageRow[];
     for (const [ord, [userId, displayName, birthDate, gender, tagline, bio, city, country], interests, photos, languages, latitudeE6, longitudeE6, lastActiveMs] of rows) {
-      const card: DiscoverCard = toCard(
+      cards.push(toCard(
         {
           userId,
           displayName,
@@ -424,10 +476,7 @@ async function servePage(
         },
         from,
         ctx.now,
-      );
-      const score = session.s[position + ord - 1];
-      if (score !== undefined) card.score = score;
-      cards.push(card);
+      ));
     }
     // A full page ends right after its last card; otherwise the whole window was used up.
     const last = rows[rows.length - 1];
@@ -479,7 +528,7 @@ export function decodeCursor(cursor: string): { sessionId: string; offset: numbe
 function parseSession(text: string): Session | null {
   try {
     const value = JSON.parse(text) as Session;
-    if (typeof value.u !== "string" || !Array.isArray(value.ids) || !Array.isArray(value.s)) return null;
+    if (typeof value.u !== "string" || !Array.isArray(value.ids)) return null;
     // Sessions stored before positions were kept: their cards show no distance.
     if (!Array.isArray(value.p)) value.p = null;
     return value;

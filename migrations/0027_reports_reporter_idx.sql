@@ -1,0 +1,1 @@
+CREATE INDEX "reports_reporter_idx" ON "reports" USING btree ("reporter_id","reported_id");
