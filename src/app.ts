@@ -27,6 +27,7 @@ import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
 import { createUserCache } from "./services/users/ensure-user";
 import { inferenceFromConfig } from "./services/inference/from-config";
 import { agentsHostOnly } from "./http/agents-host";
+import { serveOpenApiDocument } from "./http/openapi-document";
 import { answerUnmatchedFirst } from "./http/unmatched";
 import { aiAgentRoutes } from "./routes/ai-agents";
 
@@ -90,11 +91,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     in: "header",
     name: "X-Observability-Token",
   });
-  app.doc31(OPENAPI_PATH, {
-    openapi: "3.1.0",
-    info: { title: "Dating and Social Platform API", version: deps.config.APP_VERSION },
-    security: [{ bearer: [] }],
-  });
+  serveOpenApiDocument(app, OPENAPI_PATH, { title: "Dating and Social Platform API", version: deps.config.APP_VERSION });
 
   app.notFound(notFound);
   app.onError(onError);

@@ -1,5 +1,6 @@
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import { adminOnly, authenticate } from "./auth";
+import { RATE_LIMIT_EXTENSION } from "./openapi-document";
 import { rateLimit } from "./rate-limit";
 
 export const ErrorBody = z
@@ -55,6 +56,8 @@ export function protectedRoute<R extends Omit<RouteConfig, "security"> & { path:
   return createRoute({
     ...config,
     security: [{ bearer: [] }],
+    // Tells the document (and its readers) which quota the route counts; see openapi-document.ts.
+    [RATE_LIMIT_EXTENSION]: access === "ai" || access === "aiAdmin" ? "ai" : "general",
     // The route's own middleware (e.g. idempotency) runs once the caller is known and counted.
     middleware: [...MIDDLEWARE[access], ...own],
     responses: {

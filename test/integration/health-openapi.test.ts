@@ -64,6 +64,31 @@ describe("OpenAPI document", () => {
     expect(missing).toEqual([]);
   });
 
+  it("declares the headers every answer carries: the request id everywhere, the quota headers once counted, Retry-After on 429", async () => {
+    const t = buildTestApp({ database: env.db.database });
+    type Op = { "x-rate-limit"?: string; responses: Record<string, { headers?: Record<string, { $ref: string }> }> };
+    const doc = (await (await t.request(OPENAPI_PATH)).json()) as { paths: Record<string, Record<string, Op>>; components: { headers: Record<string, { required?: boolean }> } };
+    const headersOf = (path: string, method: string, status: string) => Object.keys(doc.paths[path]?.[method]?.responses[status]?.headers ?? {});
+    const withoutRequestId = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) => Object.entries(op.responses).filter(([, r]) => !r.headers?.["X-Request-Id"]).map(([status]) => `${method} ${path} ${status}`)),
+    );
+    expect(withoutRequestId).toEqual([]);
+    const quota = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
+    const aiQuota = ["X-AI-RateLimit-Limit", "X-AI-RateLimit-Remaining", "X-AI-RateLimit-Reset"];
+    expect(doc.paths["/api/v1/wallet/transfer"]?.post?.["x-rate-limit"]).toBe("general");
+    expect(headersOf("/api/v1/wallet/transfer", "post", "200")).toEqual(["X-Request-Id", ...quota]);
+    expect(headersOf("/api/v1/wallet/transfer", "post", "429")).toEqual(["X-Request-Id", ...quota, "Retry-After"]);
+    // Answered before the limiter counts the request.
+    expect(headersOf("/api/v1/wallet/transfer", "post", "401")).toEqual(["X-Request-Id"]);
+    expect(headersOf("/api/v1/wallet/transfer", "post", "413")).toEqual(["X-Request-Id"]);
+    expect(doc.paths["/api/v1/ai-agents/chat/response"]?.post?.["x-rate-limit"]).toBe("ai");
+    expect(headersOf("/api/v1/ai-agents/chat/response", "post", "200")).toEqual(["X-Request-Id", ...quota, ...aiQuota]);
+    expect(headersOf("/health", "get", "200")).toEqual(["X-Request-Id"]);
+    expect(doc.components.headers.RequestId?.required).toBe(true);
+    expect(doc.components.headers.RetryAfter?.required).toBe(true);
+    expect(doc.components.headers.RateLimitRemaining?.required).toBeUndefined();
+  });
+
   it("gives every error answer a body schema: shape 2 on the AI routes' own errors, shape 1 elsewhere", async () => {
     const t = buildTestApp({ database: env.db.database });
     type Response = { content?: Record<string, { schema?: { $ref?: string } }> };

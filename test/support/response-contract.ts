@@ -6,6 +6,8 @@ interface Contract {
   template: string;
   pattern: RegExp;
   schemas: Map<number, z.ZodType>;
+  /** Every documented status, with or without a JSON body. */
+  statuses: Set<number>;
 }
 
 /**
@@ -18,12 +20,13 @@ export function responseContracts(app: OpenAPIHono<any>): Contract[] {
     if (definition.type !== "route") continue;
     const { method, path, responses } = definition.route;
     const schemas = new Map<number, z.ZodType>();
+    const statuses = new Set(Object.keys(responses ?? {}).map(Number));
     for (const [status, response] of Object.entries(responses ?? {})) {
       const schema = (response as { content?: Record<string, { schema?: unknown }> }).content?.["application/json"]?.schema;
       if (schema && typeof (schema as z.ZodType).safeParse === "function") schemas.set(Number(status), schema as z.ZodType);
     }
     const pattern = new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`);
-    contracts.push({ method: method.toUpperCase(), template: path, pattern, schemas });
+    contracts.push({ method: method.toUpperCase(), template: path, pattern, schemas, statuses });
   }
   // In registration order, as Hono tries them: the first route whose pattern matches answers.
   return contracts;
@@ -31,13 +34,19 @@ export function responseContracts(app: OpenAPIHono<any>): Contract[] {
 
 /**
  * Fails when a JSON answer of a documented status does not match the schema the OpenAPI document
- * promises for it, or carries a field that schema does not name, so every test that calls the API
- * also checks the document against the code.
+ * promises for it, or carries a field that schema does not name, or when any answer of a
+ * documented status lacks a header the document declares required, so every test that calls the
+ * API also checks the document against the code.
  */
 export async function checkResponse(contracts: Contract[], method: string, path: string, res: Response): Promise<void> {
-  if (!(res.headers.get("content-type") ?? "").includes("application/json")) return;
   const pathname = new URL(path, "http://api.test").pathname;
   const contract = contracts.find((c) => c.method === method.toUpperCase() && c.pattern.test(pathname));
+  // The headers the document declares required on every answer (src/http/openapi-document.ts).
+  if (contract?.statuses.has(res.status)) {
+    const missing = [["X-Request-Id", true], ["Retry-After", res.status === 429]].filter(([name, due]) => due && !res.headers.has(name as string)).map(([name]) => name);
+    if (missing.length) throw new Error(`${method.toUpperCase()} ${contract.template} answered ${res.status} without its documented ${missing.join(", ")}`);
+  }
+  if (!(res.headers.get("content-type") ?? "").includes("application/json")) return;
   const schema = contract?.schemas.get(res.status);
   if (!contract || !schema) return;
   const body: unknown = await res.clone().json();

@@ -7,6 +7,12 @@ import { checkResponse, responseContracts } from "../support/response-contract";
 const Thing = z.object({ id: z.string(), count: z.number().int() });
 const app = new OpenAPIHono();
 let answer: unknown = { id: "t_1", count: 1 };
+// What the app's request middleware does on every answer, unless a test takes it away.
+let requestIdOnAnswers = true;
+app.use("*", async (c, next) => {
+  await next();
+  if (requestIdOnAnswers) c.res.headers.set("X-Request-Id", "req_test");
+});
 app.openapi(
   createRoute({ method: "get", path: "/things/latest", responses: { 200: { description: "the latest", content: { "application/json": { schema: Thing.extend({ latest: z.literal(true) }) } } } } }),
   (c) => c.json({ id: "t_9", count: 9, latest: true as const }, 200),
@@ -14,6 +20,11 @@ app.openapi(
 app.openapi(
   createRoute({ method: "get", path: "/things/{id}", responses: { 200: { description: "a thing", content: { "application/json": { schema: Thing } } } } }),
   (c) => c.json(answer as never, 200),
+);
+let retryAfter: string | undefined = "5";
+app.openapi(
+  createRoute({ method: "get", path: "/busy", responses: { 429: { description: "slow down", content: { "application/json": { schema: z.object({ error: z.string() }) } } } } }),
+  (c) => c.json({ error: "rate_limit_exceeded" }, 429, retryAfter ? { "Retry-After": retryAfter } : {}),
 );
 const contracts = responseContracts(app);
 const call = async (path: string) => {
@@ -37,6 +48,23 @@ describe("the response contract check", () => {
   it("fails on a field the schema does not name, at any depth", async () => {
     answer = { id: "t_1", count: 1, secret: "x" };
     await expect(call("/things/t_1")).rejects.toThrow(/does not name: \.secret/);
+  });
+
+  it("fails on an answer without the headers the document declares required", async () => {
+    answer = { id: "t_1", count: 1 };
+    requestIdOnAnswers = false;
+    try {
+      await expect(call("/things/t_1")).rejects.toThrow(/GET \/things\/\{id\} answered 200 without its documented X-Request-Id/);
+    } finally {
+      requestIdOnAnswers = true;
+    }
+    expect((await call("/busy")).status).toBe(429);
+    retryAfter = undefined;
+    try {
+      await expect(call("/busy")).rejects.toThrow(/answered 429 without its documented Retry-After/);
+    } finally {
+      retryAfter = "5";
+    }
   });
 
   it("leaves alone what the document does not describe: unknown paths and other statuses", async () => {
