@@ -12,6 +12,7 @@ import {
 } from "jose";
 import type { KeyValueStore } from "../kv/port";
 import type { Clock } from "../platform/clock";
+import { sharedLoad, type LoadSlot } from "../platform/shared-load";
 import type { Logger } from "../platform/logger";
 import { hasUnsafeText } from "../platform/text";
 
@@ -51,6 +52,8 @@ export class IssuerUnavailable extends Error {
 
 /** Discovery and the key set are each given this long. */
 const ISSUER_TIMEOUT_MS = 5_000;
+/** Discovery is a store read, at most one fetch and a store write: past this it is abandoned. */
+const DISCOVERY_JOIN_MS = ISSUER_TIMEOUT_MS + 5_000;
 
 function readRoles(payload: JWTPayload, claim: string): string[] {
   // Dotted names reach into nested claims, e.g. "realm_access.roles".
@@ -167,7 +170,7 @@ export function createOidcVerifier(o: {
   let liveCache: ExportedJWKSCache | Record<string, never> | undefined;
   let kids = new Set<string | undefined>();
   let kidsUat: number | undefined;
-  let resolver: Promise<{ getKey: ReturnType<typeof createRemoteJWKSet>; cache: ExportedJWKSCache | Record<string, never> }> | undefined;
+  const resolver: LoadSlot<{ getKey: ReturnType<typeof createRemoteJWKSet>; cache: ExportedJWKSCache | Record<string, never> }> = {};
 
   async function discover(): Promise<string> {
     const cached = await o.kv.get(discoveryKey).catch(() => null);
@@ -195,11 +198,16 @@ export function createOidcVerifier(o: {
   }
 
   async function getKey(...args: Parameters<JWTVerifyGetKey>) {
-    resolver ??= init().catch((err: unknown) => {
-      resolver = undefined;
-      throw new IssuerUnavailable(`discovery failed: ${describeFailure(err)}`);
-    });
-    const { getKey: remote, cache } = await resolver;
+    // Shared by the instance's requests, but never awaited past the issuer's own time limits: on
+    // Workers a discovery begun by a request that was then cancelled would never settle.
+    const { getKey: remote, cache } = await sharedLoad(
+      resolver,
+      () =>
+        init().catch((err: unknown) => {
+          throw new IssuerUnavailable(`discovery failed: ${describeFailure(err)}`);
+        }),
+      { joinMs: DISCOVERY_JOIN_MS, keep: true },
+    );
     liveCache = cache;
     const before = "uat" in cache ? cache.uat : undefined;
     try {

@@ -33,12 +33,27 @@ export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
       runtime.metrics.rateLimitFailOpen += 1;
       deps.logger.error("rate limit check failed; serving the request", { requestId, failOpenTotal: runtime.metrics.rateLimitFailOpen, err: String(err) });
     }
+    if (!(ai && counted)) return next();
+    const release = () => releaseAiSlot(deps.kv, subject, member, deps.clock.now());
+    // On Workers a request whose client goes away is cancelled where it stands: the code after
+    // next() never runs, and the slot would stay taken until its lease ends. The abort event
+    // still runs (compatibility flag enable_request_signal), so the release is tied to it too.
+    const signal = c.req.raw.signal;
+    let released = false;
+    const onAbort = () => {
+      if (released) return;
+      released = true;
+      defer(c, release(), "AI slot release");
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
     try {
       await next();
     } finally {
-      if (ai && counted) {
+      signal.removeEventListener("abort", onAbort);
+      if (!released) {
+        released = true;
+        // A streamed answer keeps its slot (renewed) until the stream ends.
         const streaming = c.get("responseDone");
-        const release = () => releaseAiSlot(deps.kv, subject, member, deps.clock.now());
         const renew = () => renewAiSlot(deps.kv, subject, member, deps.clock.now());
         defer(c, streaming ? holdSlotUntil(streaming, renew).then(release) : release(), "AI slot release");
       }

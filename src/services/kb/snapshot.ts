@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { queryRows } from "../../db/rows";
 import type { Clock } from "../../platform/clock";
+import { sharedLoad, type LoadSlot } from "../../platform/shared-load";
 import { buildIndex, type SectionIndex } from "./retrieval";
 import { splitSections, type Section } from "./sections";
 
@@ -42,15 +43,18 @@ export function assetSections(asset: AssetGrounding): Section[] {
 
 export function makeSnapshot(document: KbDocument, assets: AssetGrounding[], stamp: string): KbSnapshot {
   const sections = [...kbSections(document), ...assets.flatMap(assetSections)];
-  let index: Promise<SectionIndex> | undefined;
-  // A failed build is not kept: the next question tries again instead of failing until the KB changes.
-  const build = () =>
-    buildIndex(sections).catch((err: unknown) => {
-      index = undefined;
-      throw err;
-    });
-  return { document, stamp, sections, index: () => (index ??= build()) };
+  // Built once and kept; a failed build is not kept, so the next question tries again instead
+  // of failing until the KB changes, and one abandoned with its request (Workers) is rebuilt.
+  const index: LoadSlot<SectionIndex> = {};
+  return { document, stamp, sections, index: () => sharedLoad(index, () => buildIndex(sections), { joinMs: KB_JOIN_MS, keep: true }) };
 }
+
+/**
+ * How long a request waits on a KB load or index build another request began before it starts
+ * its own: longer than a healthy load of a large KB takes, short enough that a load whose
+ * request was cancelled on Workers (which then never settles) costs one slow answer, not all.
+ */
+const KB_JOIN_MS = 10_000;
 
 /**
  * A cheap fingerprint of what the snapshot was built from: the document version and the asset
@@ -89,7 +93,7 @@ export interface KbCache {
 export function createKbCache(clock: Clock): KbCache {
   let snapshot: KbSnapshot | undefined;
   let checkedAt = 0;
-  let pending: Promise<KbSnapshot> | undefined;
+  const pending: LoadSlot<KbSnapshot> = {};
   // A refresh that began before an invalidation must not mark the older data as fresh.
   let generation = 0;
 
@@ -113,19 +117,14 @@ export function createKbCache(clock: Clock): KbCache {
   return {
     async get(db) {
       if (snapshot && clock.now() - checkedAt < KB_CACHE_MS) return snapshot;
-      if (!pending) {
-        const current = refresh(db).finally(() => {
-          // Only its own: an older refresh ending late must not drop the newer one in flight.
-          if (pending === current) pending = undefined;
-        });
-        pending = current;
-      }
-      return pending;
+      // One refresh at a time, on the database session of the request that begins it; it leaves
+      // the slot when it ends (only its own: an older refresh ending late must not drop a newer one).
+      return sharedLoad(pending, () => refresh(db), { joinMs: KB_JOIN_MS, keep: false });
     },
     invalidate() {
       generation++;
       checkedAt = -Infinity;
-      pending = undefined;
+      pending.current = undefined;
     },
   };
 }
