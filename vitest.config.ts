@@ -14,6 +14,7 @@ export default defineConfig({
         },
       },
       "test/workers/vitest.config.ts",
+      "test/workers-cancel/vitest.config.ts",
     ],
   },
 });

@@ -50,6 +50,6 @@ async function within<T>(load: Promise<T>, ms: number): Promise<T | typeof GAVE_
   try {
     return await Promise.race([load, new Promise<typeof GAVE_UP>((resolve) => (timer = setTimeout(() => resolve(GAVE_UP), ms)))]);
   } finally {
-    clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
   }
 }
