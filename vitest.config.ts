@@ -14,7 +14,6 @@ export default defineConfig({
         },
       },
       "test/workers/vitest.config.ts",
-      "test/workers-cancel/vitest.config.ts",
     ],
   },
 });

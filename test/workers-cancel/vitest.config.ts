@@ -2,7 +2,9 @@ import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineProject } from "vitest/config";
 
 // Requests cancelled mid-flight inside workerd, the way a client that goes away cancels them in
-// production, against slow services (see global-setup.ts). The project root is this folder.
+// production, against slow services (see global-setup.ts). The project root is this folder. It
+// runs as a vitest run of its own (`npm test` runs it after the others): its global setup builds
+// on the workers project's, whose modules cannot be evaluated twice in one vitest process.
 export default defineProject({
   plugins: [
     cloudflareTest(({ inject }) => ({
