@@ -70,26 +70,32 @@ export function createWorker(): WorkerHandler {
         return errorResponse(new ApiError("internal_error"));
       }
     },
+    // A run that fails is logged and then thrown, so that the cron's own status shows it failed.
     async scheduled(_controller, env, ctx) {
       if (state === undefined) {
         try {
           state = buildState(env);
         } catch (err) {
           bootLogger(env).error("scheduled run could not start", { error: describeError(err) });
-          return;
+          throw err;
         }
       }
-      if (!state.ready) return;
+      if (!state.ready) throw new Error(`scheduled run skipped: invalid configuration: ${state.variables.join(", ")}`);
       const { deps } = state;
       const session = deps.database.session();
+      const failed: string[] = [];
+      const task = (name: string, work: Promise<unknown>) =>
+        work.catch((err: unknown) => {
+          failed.push(name);
+          deps.logger.error(`${name} failed`, { error: describeError(err) });
+        });
       const run = Promise.all([
-        reconcilePayments(paymentDepsOf(deps, session.db)).catch((err: unknown) => deps.logger.error("payment reconciliation failed", { error: describeError(err) })),
-        pruneEvents(session.db, deps.clock.now())
-          .then((deleted) => deleted > 0 && deps.logger.info("event outbox pruned", { deleted }))
-          .catch((err: unknown) => deps.logger.error("event outbox pruning failed", { error: describeError(err) })),
+        task("payment reconciliation", reconcilePayments(paymentDepsOf(deps, session.db))),
+        task("event outbox pruning", pruneEvents(session.db, deps.clock.now()).then((deleted) => deleted > 0 && deps.logger.info("event outbox pruned", { deleted }))),
       ]).finally(() => session.release?.());
       ctx.waitUntil(run);
       await run;
+      if (failed.length > 0) throw new Error(`scheduled run failed: ${failed.join(", ")}`);
     },
   };
 }

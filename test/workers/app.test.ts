@@ -204,11 +204,22 @@ describe("the cron trigger in workerd", () => {
     expect(res.status).toBe(200);
   });
 
-  it("does nothing on a Worker with invalid configuration", async () => {
+  it("does nothing on a Worker with invalid configuration, and the run fails naming the variable", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     const ctx = createExecutionContext();
-    await createWorker().scheduled({}, { ...env, DATABASE_URL: undefined } as WorkerEnv, ctx);
+    await expect(createWorker().scheduled({}, { ...env, DATABASE_URL: undefined } as WorkerEnv, ctx)).rejects.toThrow(/invalid configuration: DATABASE_URL/);
     await waitOnExecutionContext(ctx);
     expect(log.mock.calls.some((c) => String(c[0]).includes("reconciliation failed"))).toBe(false);
+  });
+
+  it("fails the run, after logging each task's failure, when the database cannot be reached", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const ctx = createExecutionContext();
+    const unreachable = { ...env, LOG_LEVEL: "info", NEON_WS_PROXY: "127.0.0.1:1/v2" } as WorkerEnv;
+    await expect(createWorker().scheduled({}, unreachable, ctx)).rejects.toThrow(/scheduled run failed: payment reconciliation, event outbox pruning/);
+    await waitOnExecutionContext(ctx);
+    const lines = log.mock.calls.map((c) => String(c[0]));
+    expect(lines.some((l) => l.includes('"payment reconciliation failed"'))).toBe(true);
+    expect(lines.some((l) => l.includes('"event outbox pruning failed"'))).toBe(true);
   });
 });
