@@ -165,7 +165,10 @@ function createStore(config: Config, logger: Logger, fetch: typeof globalThis.fe
  * parseConfig's rules plus the ones only Workers have, checked together so that a broken
  * deployment names every variable to fix at once rather than one per deploy.
  */
-function loadConfig(env: WorkerEnv): { config: Config; databaseUrl: string; local: { wsProxy?: string; insecure?: boolean } } {
+function loadConfig(bindings: WorkerEnv): { config: Config; databaseUrl: string; local: { wsProxy?: string; insecure?: boolean } } {
+  // Fail closed: a Worker without NODE_ENV is production (an `[env.*]` section of wrangler.toml
+  // does not inherit `[vars]`, so a new environment would otherwise run with development rules).
+  const env: WorkerEnv = stringBinding(bindings.NODE_ENV) === undefined ? { ...bindings, NODE_ENV: "production" } : bindings;
   const { config, issues: found } = checkConfig(env);
   const issues: ConfigIssue[] = [...found];
 

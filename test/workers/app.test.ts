@@ -158,6 +158,13 @@ describe("a Worker with invalid configuration", () => {
     expect(body.message).toBe("invalid configuration: OIDC_ISSUER, DATABASE_URL, UPSTASH_REDIS_REST_URL");
   });
 
+  it("holds a Worker without NODE_ENV to the production rules", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const { res, body } = await call(createWorker(), { ...env, NODE_ENV: undefined, NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, DATABASE_URL: undefined });
+    expect(res.status).toBe(503);
+    expect(body.message).toBe("invalid configuration: OIDC_ISSUER, DATABASE_URL, UPSTASH_REDIS_REST_URL");
+  });
+
   it("names the cross-variable rules along with a malformed one", async () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
     const { body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, LOG_LEVEL: "verbose", UPSTASH_REDIS_REST_URL: "https://kv.example" });
