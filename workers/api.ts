@@ -13,7 +13,7 @@ import { createIdGenerator, webRandom } from "../src/platform/ids";
 import { createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
 import { paymentDepsOf } from "../src/services/payments/context";
 import { reconcilePayments } from "../src/services/payments/reconcile";
-import { pruneEvents } from "../src/services/matching/event-retention";
+import { pruneEventOutbox } from "../src/services/matching/event-retention";
 import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-store";
 
 /** Vars and secrets from wrangler.toml / `wrangler secret put`; all plain strings on Workers. */
@@ -91,7 +91,7 @@ export function createWorker(): WorkerHandler {
         });
       const run = Promise.all([
         task("payment reconciliation", reconcilePayments(paymentDepsOf(deps, session.db))),
-        task("event outbox pruning", pruneEvents(session.db, deps.clock.now()).then((deleted) => deleted > 0 && deps.logger.info("event outbox pruned", { deleted }))),
+        task("event outbox pruning", pruneEventOutbox(session.db, deps.clock.now(), deps.logger)),
       ]).finally(() => session.release?.());
       ctx.waitUntil(run);
       await run;

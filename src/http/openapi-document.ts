@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./env";
 
 /** Which quota a route counts, as protectedRoute marks it in the document (`x-rate-limit`). */
-export type RateLimitKind = "general" | "ai";
+type RateLimitKind = "general" | "ai";
 export const RATE_LIMIT_EXTENSION = "x-rate-limit";
 
 type HeaderObject = { description: string; required?: boolean; schema: { type: "string" | "integer" } };
@@ -26,11 +26,12 @@ const HEADERS: Record<string, HeaderObject> = {
 const ref = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
 /**
- * Statuses answered before the rate limiter has counted the request, so without its headers:
- * a missing or bad credential, a body over the limit (checked first), an identity provider that
- * cannot hand over its keys. (The limiter also leaves them out when its store is down.)
+ * Statuses only ever answered before the rate limiter has counted the request, so never with its
+ * headers: a missing or bad credential, a body over the limit (checked first). A 503 may come
+ * from the identity provider (before) or from the route itself (after), so it keeps the optional
+ * headers. (The limiter also leaves them out when its store is down.)
  */
-const BEFORE_THE_LIMITER = new Set(["401", "413", "503"]);
+const BEFORE_THE_LIMITER = new Set(["401", "413"]);
 
 type Operation = { responses?: Record<string, { headers?: Record<string, unknown> }>; [RATE_LIMIT_EXTENSION]?: RateLimitKind };
 type Document = { paths?: Record<string, Record<string, Operation>>; components?: Record<string, Record<string, unknown>> };

@@ -11,7 +11,7 @@ import { withoutUnframedBody } from "./request-body";
 import { answerAdapterError } from "./request-errors";
 import { paymentDepsOf } from "../services/payments/context";
 import { reconcilePayments } from "../services/payments/reconcile";
-import { pruneEvents } from "../services/matching/event-retention";
+import { pruneEventOutbox } from "../services/matching/event-retention";
 
 const PRUNE_FIRST_AFTER_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -63,19 +63,20 @@ async function main(): Promise<void> {
   // The event outbox keeps EVENT_RETENTION_DAYS; older events are pruned hourly, and once soon
   // after the start so a server that restarts often still prunes.
   const prune = () =>
-    void pruneEvents(deps.database.session().db, deps.clock.now())
-      .then((deleted) => deleted > 0 && logger.info("event outbox pruned", { deleted }))
-      .catch((err: unknown) => logger.error("event outbox pruning failed", { error: err instanceof Error ? err.message : String(err) }));
+    void pruneEventOutbox(deps.database.session().db, deps.clock.now(), logger).catch((err: unknown) => logger.error("event outbox pruning failed", { error: err instanceof Error ? err.message : String(err) }));
   const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
   firstPrune.unref();
   pruning.unref();
-
-  // A port in use or a HOST that does not resolve: one line, like every failed start, not a trace.
-  server.once("error", (err: NodeJS.ErrnoException) => {
+  const stopTimers = () => {
     clearInterval(reconcile);
     clearInterval(pruning);
     clearTimeout(firstPrune);
+  };
+
+  // A port in use or a HOST that does not resolve: one line, like every failed start, not a trace.
+  server.once("error", (err: NodeJS.ErrnoException) => {
+    stopTimers();
     console.error(JSON.stringify({ level: "error", msg: "startup failed", error: `cannot listen on ${config.HOST}:${config.PORT}: ${err.code ?? err.message}` }));
     void deps.close().finally(() => {
       sink.flush();
@@ -87,9 +88,7 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    clearInterval(reconcile);
-    clearInterval(pruning);
-    clearTimeout(firstPrune);
+    stopTimers();
     logger.info("shutting down", { signal });
     server.close(() => {
       void deps.close().then(() => {

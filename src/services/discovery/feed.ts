@@ -120,7 +120,7 @@ export async function discover(ctx: DiscoveryContext, userId: string, page: { li
     country: viewer.country,
   };
   const session: Session = { u: userId, ids: [], p: position, v };
-  if (viewer.visibility === "visible") session.ids = (await rankCandidates(ctx, viewer, options)).map((r) => r.userId);
+  if (viewer.visibility === "visible") session.ids = (await rankCandidates(ctx, viewer, v, options)).map((r) => r.userId);
   const sessionId = newSessionId(ctx.random);
   // Stored while the first page is read (one wait instead of two), and only when there can be
   // a second page: a feed that fits on one page costs no write.
@@ -214,11 +214,10 @@ interface Ranked {
 }
 
 /** Candidates that pass every filter both ways, scored and sorted, best first. */
-async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: DiscoveryOptions): Promise<Ranked[]> {
+async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wishes: SessionViewer, options: DiscoveryOptions): Promise<Ranked[]> {
   const arms = viewer.interestedIn.length === 0 ? [] : candidateArms(viewer);
   if (arms.length === 0) return [];
   const today = utcDay(ctx.now);
-  const myAge = ageOn(viewer.birthDate, ctx.now);
   const me = viewer.userId;
   // The candidates come back as one JSON text, written out with concat_ws: up to a thousand rows
   // decoded field by field in the driver cost the API several times what one JSON.parse does,
@@ -233,11 +232,7 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
             from profiles p
             where p.visibility = 'visible'
               and p.user_id <> ${me}
-              and p.gender = any(${sql.param(viewer.interestedIn)}::text[])
-              and ${viewer.gender} = any(p.interested_in)
-              and p.birth_date > ${yearsBefore(today, viewer.ageMax + 1)}::date
-              and p.birth_date <= ${yearsBefore(today, viewer.ageMin)}::date
-              and p.age_min <= ${myAge}::int and p.age_max >= ${myAge}::int
+              and ${wishedBothWays(wishes, today)}
               and ${arm}`,
       ),
       sql` union all `,
@@ -255,7 +250,7 @@ async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, options: Di
   );
   const rows = JSON.parse(result?.candidates ?? "[]") as CandidateRow[];
 
-  const viewerSide = { age: myAge, ageMin: viewer.ageMin, ageMax: viewer.ageMax, maxDistanceKm: viewer.maxDistanceKm, interests: viewer.interests };
+  const viewerSide = { age: wishes.age, ageMin: viewer.ageMin, ageMax: viewer.ageMax, maxDistanceKm: viewer.maxDistanceKm, interests: viewer.interests };
   const viewerInterests = new Set(viewer.interests);
   const ageOf = agesOnEpochDays(ctx.now);
   const placed = viewer.latitude !== null && viewer.longitude !== null;
@@ -362,11 +357,20 @@ function stillFits(session: Session, today: string): SQL {
   const near = session.p
     ? sql`((${nearEnough(session.p[0], session.p[1], v.maxDistanceKm)}) or ((p.latitude is null or p.longitude is null) and ${sameCountry}))`
     : sameCountry;
-  return sql`${viewerVisible(session)}
-          and p.gender = any(${sql.param(v.interestedIn)}::text[]) and ${v.gender} = any(p.interested_in)
-          and p.birth_date > ${yearsBefore(today, v.ageMax + 1)}::date and p.birth_date <= ${yearsBefore(today, v.ageMin)}::date
-          and p.age_min <= ${v.age}::int and p.age_max >= ${v.age}::int
-          and ${near}`;
+  return sql`${viewerVisible(session)} and ${wishedBothWays(v, today)} and ${near}`;
+}
+
+/**
+ * Profile `p` is of a gender and an age the viewer asked for, and wants the viewer's gender and
+ * age: the candidate scan's filters (whose birth dates and genders its index reads) and every
+ * later page's re-check.
+ */
+function wishedBothWays(v: SessionViewer, today: string): SQL {
+  return sql`p.gender = any(${sql.param(v.interestedIn)}::text[])
+              and ${v.gender} = any(p.interested_in)
+              and p.birth_date > ${yearsBefore(today, v.ageMax + 1)}::date
+              and p.birth_date <= ${yearsBefore(today, v.ageMin)}::date
+              and p.age_min <= ${v.age}::int and p.age_max >= ${v.age}::int`;
 }
 
 /** A viewer who hid their profile mid-session gets no more cards from it. */

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { queryRows } from "../../db/rows";
+import type { Logger } from "../../platform/logger";
 
 /**
  * How long the live-event outbox keeps an event. A stream that reconnects with an older
@@ -42,4 +43,10 @@ export async function pruneEvents(db: Db, now: number, options: PruneOptions = {
     if (n < batchSize) break;
   }
   return deleted;
+}
+
+/** The scheduled upkeep's step (Workers cron, Node timer): prunes, and logs what went when anything did. */
+export async function pruneEventOutbox(db: Db, now: number, logger: Pick<Logger, "info">): Promise<void> {
+  const deleted = await pruneEvents(db, now);
+  if (deleted > 0) logger.info("event outbox pruned", { deleted });
 }
