@@ -14,6 +14,7 @@ import { createJsonLogger, type LogLevel, type Logger } from "../src/platform/lo
 import { paymentDepsOf } from "../src/services/payments/context";
 import { reconcilePayments } from "../src/services/payments/reconcile";
 import { pruneEventOutbox } from "../src/services/matching/event-retention";
+import { pruneImpressionCounts } from "../src/services/discovery/impressions";
 import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-store";
 
 /** Vars and secrets from wrangler.toml / `wrangler secret put`; all plain strings on Workers. */
@@ -92,6 +93,7 @@ export function createWorker(): WorkerHandler {
       const run = Promise.all([
         task("payment reconciliation", reconcilePayments(paymentDepsOf(deps, session.db))),
         task("event outbox pruning", pruneEventOutbox(session.db, deps.clock.now(), deps.logger)),
+        task("impression pruning", pruneImpressionCounts(session.db, deps.clock.now(), deps.logger)),
       ]).finally(() => session.release?.());
       ctx.waitUntil(run);
       await run;

@@ -355,6 +355,22 @@ export const profileImpressions = pgTable(
   (t) => [primaryKey({ columns: [t.userId, t.day] })],
 );
 
+/**
+ * Who was shown which profile on a UTC day. A profile's count goes up once per viewer and day
+ * (the counting statement inserts here first and counts only the rows that are new), so one
+ * member opening their feed again and again cannot spend someone's daily cap and hide them from
+ * everyone else. Kept for today and yesterday (services/discovery/impressions.ts).
+ */
+export const profileImpressionViewers = pgTable(
+  "profile_impression_viewers",
+  {
+    day: date("day", { mode: "string" }).notNull(),
+    userId: text("user_id").notNull(),
+    viewerId: text("viewer_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.userId, t.viewerId] })],
+);
+
 /** Profiles that reached the daily impression cap on `day`, written by the feed's counting statement. */
 export const profileImpressionsCapped = pgTable(
   "profile_impressions_capped",

@@ -12,6 +12,8 @@ import { answerAdapterError } from "./request-errors";
 import { paymentDepsOf } from "../services/payments/context";
 import { reconcilePayments } from "../services/payments/reconcile";
 import { pruneEventOutbox } from "../services/matching/event-retention";
+import { pruneImpressionCounts } from "../services/discovery/impressions";
+import type { Db } from "../db/port";
 
 const PRUNE_FIRST_AFTER_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -60,10 +62,14 @@ async function main(): Promise<void> {
       : undefined;
   reconcile?.unref();
 
-  // The event outbox keeps EVENT_RETENTION_DAYS; older events are pruned hourly, and once soon
-  // after the start so a server that restarts often still prunes.
-  const prune = () =>
-    void pruneEventOutbox(deps.database.session().db, deps.clock.now(), logger).catch((err: unknown) => logger.error("event outbox pruning failed", { error: err instanceof Error ? err.message : String(err) }));
+  // The event outbox keeps EVENT_RETENTION_DAYS and feed impressions two days; older rows are
+  // pruned hourly, and once soon after the start so a server that restarts often still prunes.
+  const upkeep = (name: string, step: (db: Db, now: number, log: typeof logger) => Promise<void>) =>
+    void step(deps.database.session().db, deps.clock.now(), logger).catch((err: unknown) => logger.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }));
+  const prune = () => {
+    upkeep("event outbox pruning", pruneEventOutbox);
+    upkeep("impression pruning", pruneImpressionCounts);
+  };
   const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
   firstPrune.unref();

@@ -1,7 +1,10 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { sql } from "drizzle-orm";
 import { createWorker, type WorkerEnv } from "../../workers/api";
+import { createNeonDatabase } from "../../src/db/neon";
+import { queryRows } from "../../src/db/rows";
 
 // These run inside workerd against the Worker built from wrangler.toml, with the bindings the
 // project config sets: Neon driver → WebSocket proxy (global setup) → the local Postgres.
@@ -198,14 +201,27 @@ describe("a Worker with invalid configuration", () => {
 });
 
 describe("the cron trigger in workerd", () => {
-  it("runs the payment reconciliation and the event outbox pruning through Neon without an error", async () => {
+  it("runs the payment reconciliation, the event outbox pruning and the impression pruning through Neon without an error", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const database = createNeonDatabase({ url: env.DATABASE_URL as string, wsProxy: env.NEON_WS_PROXY as string, insecure: true });
+    const { db, release } = database.session();
+    const marker = `usr_cron_${crypto.randomUUID()}`;
+    const old = new Date(Date.now() - 5 * 86_400_000).toISOString().slice(0, 10);
+    await db.execute(sql`insert into profile_impression_viewers (day, user_id, viewer_id) values (${old}::date, ${marker}, ${marker}), (current_date, ${marker}, ${marker})`);
     const handler = createWorker();
-    const ctx = createExecutionContext();
-    await handler.scheduled({ cron: "*/5 * * * *", scheduledTime: Date.now() }, { ...env, LOG_LEVEL: "info" } as WorkerEnv, ctx);
-    await waitOnExecutionContext(ctx);
-    const lines = log.mock.calls.map((c) => String(c[0]));
-    expect(lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
+    try {
+      const ctx = createExecutionContext();
+      await handler.scheduled({ cron: "*/5 * * * *", scheduledTime: Date.now() }, { ...env, LOG_LEVEL: "info" } as WorkerEnv, ctx);
+      await waitOnExecutionContext(ctx);
+      const lines = log.mock.calls.map((c) => String(c[0]));
+      expect(lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
+      const left = await queryRows<{ day: string }>(db, sql`select day::text as day from profile_impression_viewers where user_id = ${marker}`);
+      expect(left.map((r) => r.day)).not.toContain(old);
+      expect(left).toHaveLength(1);
+    } finally {
+      await db.execute(sql`delete from profile_impression_viewers where user_id = ${marker}`);
+      await release();
+    }
     // The app is built once per isolate; the same handler still serves requests.
     const res = await handler.fetch(new Request("http://api.test/health"), env as WorkerEnv, createExecutionContext());
     expect(res.status).toBe(200);
@@ -223,10 +239,12 @@ describe("the cron trigger in workerd", () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     const ctx = createExecutionContext();
     const unreachable = { ...env, LOG_LEVEL: "info", NEON_WS_PROXY: "127.0.0.1:1/v2" } as WorkerEnv;
-    await expect(createWorker().scheduled({}, unreachable, ctx)).rejects.toThrow(/scheduled run failed: payment reconciliation, event outbox pruning/);
+    const run = createWorker().scheduled({}, unreachable, ctx);
+    await expect(run).rejects.toThrow(/^scheduled run failed: /);
+    const failed = await run.catch((err: Error) => err.message.replace(/^scheduled run failed: /, "").split(", ").sort());
+    expect(failed).toEqual(["event outbox pruning", "impression pruning", "payment reconciliation"]);
     await waitOnExecutionContext(ctx);
     const lines = log.mock.calls.map((c) => String(c[0]));
-    expect(lines.some((l) => l.includes('"payment reconciliation failed"'))).toBe(true);
-    expect(lines.some((l) => l.includes('"event outbox pruning failed"'))).toBe(true);
+    for (const task of failed as string[]) expect(lines.some((l) => l.includes(`"${task} failed"`))).toBe(true);
   });
 });

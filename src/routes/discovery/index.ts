@@ -3,10 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { principalOf } from "../../http/auth";
 import { createRouter } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
-import { defer } from "../../http/defer";
-import { nowAndThen } from "../../platform/ids";
 import { discover } from "../../services/discovery/feed";
-import { purgeOldImpressions } from "../../services/discovery/impressions";
 
 const DiscoverQuery = z.object({
   limit: z.coerce.number().int().min(1).max(50).default(20),
@@ -44,8 +41,6 @@ export const discoveryRoutes = createRouter().openapi(
     const deps = c.var.deps;
     const now = deps.clock.now();
     const page = await discover({ db: c.var.db, kv: deps.kv, random: deps.random, now }, principalOf(c).userId, { limit, cursor });
-    // Now and then a new feed session also clears counts of past days, after the answer.
-    if (cursor === undefined && nowAndThen(deps.random)) defer(c, purgeOldImpressions(c.var.db, now), "impression purge");
     return c.json(page, 200);
   },
 );

@@ -25,9 +25,11 @@ import { reciprocalScore, storedInterestOverlap } from "./score";
  *    matches, blocks, visibility and the cap, so anyone swiped or blocked since drops out.
  *    The session also keeps the viewer's position at its start: later pages measure distances
  *    from there and read no profile of the viewer's.
- * 3. Each served card counts one impression for its profile, in the same statement that reads
- *    the page (a data-modifying CTE: one round trip and one commit per page). The cap is soft:
- *    two feeds racing on the same profile can push it a little over.
+ * 3. A served card counts one impression for its profile the first time that viewer is shown it
+ *    that day, in the same statement that reads the page (a data-modifying CTE: one round trip
+ *    and one commit per page). So the cap is on distinct viewers: reopening one's feed again and
+ *    again spends nobody's cap. The cap is soft: two feeds racing on the same profile can push it
+ *    a little over.
  */
 export interface DiscoveryOptions {
   /** Cards one profile may appear on per UTC day, across everyone's feeds. */
@@ -394,10 +396,11 @@ type PageRow = [
 
 /**
  * Reads the session from `offset` on, skipping ids that were excluded since the snapshot, and
- * counts one impression for each card served. Read and count are one statement: the window's ids
- * keep their session order (`ord`), the page is the first `need` of them that pass, and the upsert
- * takes the page's rows in id order, so concurrent pages lock shared impression rows in the same
- * order (no deadlocks between two feeds showing the same people). A count that reaches the cap
+ * counts one impression for each card this viewer had not been shown yet today. Read and count
+ * are one statement: the window's ids keep their session order (`ord`), the page is the first
+ * `need` of them that pass, (day, profile, viewer) rows go in first, and only the new ones bump a
+ * count. Both inserts take their rows in id order, so concurrent pages lock shared rows in the
+ * same order (no deadlocks between two feeds showing the same people). A count that reaches the cap
  * lists its profile in profile_impressions_capped for the candidate scans of the rest of the day.
  *
  * The statement commits asynchronously (`synchronous_commit` off for its own transaction only, via
@@ -438,9 +441,15 @@ async function servePage(
             limit ${need}::int
           ),
           async_commit as (select set_config('synchronous_commit', 'off', true) as setting),
+          first_sight as (
+            insert into profile_impression_viewers (day, user_id, viewer_id)
+            select ${today}::date, page.user_id, ${session.u} from page, async_commit order by page.user_id
+            on conflict do nothing
+            returning user_id
+          ),
           counted as (
             insert into profile_impressions (user_id, day, count)
-            select page.user_id, ${today}::date, 1 from page, async_commit order by page.user_id
+            select first_sight.user_id, ${today}::date, 1 from first_sight order by first_sight.user_id
             on conflict (user_id, day) do update set count = profile_impressions.count + 1
             returning user_id, count
           ),

@@ -1,16 +1,53 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
+import { queryRows } from "../../db/rows";
+import type { Logger } from "../../platform/logger";
 import { utcDay } from "./feed";
 
+const DAY_MS = 86_400_000;
+
+/** The impression tables, each keyed by `day`; the viewers table holds one row per card first shown. */
+const TABLES = ["profile_impression_viewers", "profile_impressions", "profile_impressions_capped"] as const;
+
+export interface ImpressionPruneOptions {
+  /** Rows per delete statement: a day of first sights is cleared in short transactions. */
+  batchSize?: number;
+  /** Statements per table and run; what is left waits for the next run. */
+  maxBatches?: number;
+}
+
 /**
- * Impression counts matter only on their own UTC day; yesterday's are kept for the requests that
- * straddle midnight. Without this, both tables would gain a row per profile shown for every day
- * the platform runs. The feed's first pages call it now and then (see the discovery route), the
- * way idempotency keys are purged: no scheduler to deploy. One statement, so that it completes on
- * a request's own connection even while the request's session is being released.
+ * Deletes impression rows of days before yesterday and returns how many went. Counts matter only
+ * on their own UTC day; yesterday's are kept for the requests that straddle midnight. Without
+ * this, the tables would gain a row per profile shown (and per viewer) for every day the
+ * platform runs. Run by the scheduled upkeep (the Workers cron trigger, a timer on Node), in
+ * bounded batches; several instances may run it at once.
  */
-export async function purgeOldImpressions(db: Db, now: number): Promise<void> {
-  const yesterday = utcDay(now - 86_400_000);
-  await db.execute(sql`with capped as (delete from profile_impressions_capped where day < ${yesterday}::date)
-    delete from profile_impressions where day < ${yesterday}::date`);
+export async function pruneImpressions(db: Db, now: number, options: ImpressionPruneOptions = {}): Promise<number> {
+  const before = utcDay(now - DAY_MS);
+  const batchSize = options.batchSize ?? 20_000;
+  const maxBatches = options.maxBatches ?? 25;
+  let deleted = 0;
+  for (const table of TABLES) {
+    for (let batch = 0; batch < maxBatches; batch++) {
+      const [row] = await queryRows<{ n: number }>(
+        db,
+        sql`with gone as (
+              delete from ${sql.identifier(table)} where ctid = any(array(
+                select ctid from ${sql.identifier(table)} where day < ${before}::date limit ${batchSize}::int))
+              returning 1)
+            select count(*)::int as n from gone`,
+      );
+      const n = row?.n ?? 0;
+      deleted += n;
+      if (n < batchSize) break;
+    }
+  }
+  return deleted;
+}
+
+/** The scheduled upkeep's step (Workers cron, Node timer): prunes, and logs what went when anything did. */
+export async function pruneImpressionCounts(db: Db, now: number, logger: Pick<Logger, "info">): Promise<void> {
+  const deleted = await pruneImpressions(db, now);
+  if (deleted > 0) logger.info("past impressions pruned", { deleted });
 }
