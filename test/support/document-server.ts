@@ -71,6 +71,10 @@ export async function startDocumentServer(): Promise<DocumentServer> {
         return redirect(`http://internal.example:${port}/guide.md`);
       case "/to-file":
         return redirect("file:///etc/passwd");
+      case "/to-unparsable":
+        return redirect("http://[::1");
+      case "/to-bad-port":
+        return redirect("https://docs.test:99999/x");
       case "/image.png":
         return send(200, "image/png", "\x89PNG....");
       case "/huge": {

@@ -109,7 +109,10 @@ export async function fetchPublicUrl(raw: string, options: UrlFetchOptions): Pro
       const location = res.headers.get("location");
       if (!location) throw refuse("the URL redirected without a location", current);
       if (hop >= (options.maxRedirects ?? 3)) throw refuse("the URL redirected too many times", current);
-      current = new URL(location, url).href;
+      // The page's server, not the admin, wrote this location: one that does not parse is its fault.
+      const next = URL.canParse(location, url) ? new URL(location, url).href : null;
+      if (next === null) throw refuse("the URL redirected to a location that is not a valid URL", current);
+      current = next;
       continue;
     }
     if (!res.ok) {
