@@ -65,11 +65,11 @@ describe("queue position and wait", () => {
     const t = app(env);
     const me = await signIn(t, env.issuer);
     const windows = [{ from: "2026-03-02T15:00:00+01:00", to: "2026-03-02T17:00:00+01:00" }];
-    const q = await queue(t, me, { language: "fr", priority: "high", platform: "android", callbackTimes: windows, timezone: "Europe/Paris" });
+    const q = await queue(t, me, { language: "fr", priority: "low", platform: "android", callbackTimes: windows, timezone: "Europe/Paris" });
     expect(q).toMatchObject({
       userId: me.id,
       status: "waiting",
-      priority: "high",
+      priority: "low",
       queuePosition: 1,
       estimatedWaitMinutes: 10,
       statusMessageLanguage: "fr",
@@ -81,7 +81,7 @@ describe("queue position and wait", () => {
     expect(q.requestId).toMatch(/^svr_/);
     expect(q.statusMessage).toBe("Votre demande d'assistance vidéo est dans la file d'attente. Position : 1. Attente estimée : environ 10 min.");
     const [row] = await queryRows<Record<string, unknown>>(t.deps.database.session().db, sql`select * from support_video_requests where id = ${q.requestId}`);
-    expect(row).toMatchObject({ user_id: me.id, reason: "I cannot verify my photos", priority: "high", platform: "android", language: "fr", timezone: "Europe/Paris", status: "waiting", filed_by: null });
+    expect(row).toMatchObject({ user_id: me.id, reason: "I cannot verify my photos", priority: "low", platform: "android", language: "fr", timezone: "Europe/Paris", status: "waiting", filed_by: null });
     expect(row!.callback_times).toEqual(windows);
   });
 });
@@ -93,9 +93,10 @@ describe("queue order", () => {
     const t = app(env);
     const people = await Promise.all(Array.from({ length: 5 }, () => signIn(t, env.issuer)));
     const [a, b, c, d, e] = people as [Person, Person, Person, Person, Person];
+    const staff = await signIn(t, env.issuer, { admin: true });
     expect((await queue(t, a, { priority: "normal" })).queuePosition).toBe(1);
     expect((await queue(t, b, { priority: "normal" })).queuePosition).toBe(2);
-    expect((await queue(t, c, { priority: "high" })).queuePosition).toBe(1);
+    expect((await queue(t, staff, { userId: c.id, priority: "high" })).queuePosition).toBe(1);
     const low = await queue(t, d, { priority: "low" });
     expect(low).toMatchObject({ queuePosition: 4, estimatedWaitMinutes: 40 });
     expect((await queue(t, e)).queuePosition).toBe(4);
@@ -172,12 +173,14 @@ describe("validation and permissions", () => {
     expect(rows[0]!.n).toBe("0");
   });
 
-  it("refuses a request for someone else, and 'urgent' from a member", async () => {
+  it("refuses a request for someone else, and 'high' or 'urgent' from a member (staff set those)", async () => {
     const t = app(env);
     const [me, other] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
     await aiError(await t.request(PATH, json(body({ userId: other.id }), me.headers)), 403, "forbidden");
-    const urgent = await aiError(await t.request(PATH, json(body({ priority: "urgent" }), me.headers)), 400, "invalid_input");
-    expect(urgent.error.details).toContain("priority");
+    for (const priority of ["high", "urgent"]) {
+      const raised = await aiError(await t.request(PATH, json(body({ priority }), me.headers)), 400, "invalid_input");
+      expect(raised.error.details).toContain("priority");
+    }
     const rows = await queryRows<{ n: string }>(t.deps.database.session().db, sql`select count(*)::text as n from support_video_requests where user_id in (${me.id}, ${other.id})`);
     expect(rows[0]!.n).toBe("0");
   });

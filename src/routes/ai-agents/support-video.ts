@@ -24,7 +24,7 @@ const VideoRequestInput = z
   .object({
     userId: z.string().min(1).max(64).optional().openapi({ description: "Whom the call is for: yourself (the default); support staff may name anyone" }),
     reason: z.string().trim().min(10).max(1000).openapi({ description: "What the call is about (10–1,000 characters)" }),
-    priority: z.enum(PRIORITIES).default("normal").openapi({ description: "`urgent` is set by support staff only" }),
+    priority: z.enum(PRIORITIES).default("normal").openapi({ description: "Members choose `low` or `normal`; `high` and `urgent` are set by support staff" }),
     platform: z.enum(PLATFORMS),
     language: Language.default(DEFAULT_LANGUAGE),
     callbackTimes: z.array(Window).max(5).default([]).openapi({ description: "Up to 5 windows the person can take the call; empty: as soon as possible" }),

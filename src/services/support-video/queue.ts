@@ -71,8 +71,10 @@ export interface VideoRequestResult {
 export async function requestVideoSupport(ctx: QueueContext, actor: Principal, input: VideoRequestInput): Promise<VideoRequestResult> {
   const subject = input.userId ?? actor.userId;
   if (subject !== actor.userId && actor.role !== "admin") throw new ApiError("forbidden", "a video support request can only be made for yourself");
-  if (input.priority === "urgent" && actor.role !== "admin") {
-    throw new ApiError("invalid_input", "priority 'urgent' is set by support staff", { details: [{ path: "priority", message: "one of low, normal, high" }] });
+  // A priority a member could pick for themselves would put them ahead of everyone who did not;
+  // members say low or normal, and staff raise a request when its reason warrants it.
+  if ((input.priority === "high" || input.priority === "urgent") && actor.role !== "admin") {
+    throw new ApiError("invalid_input", `priority '${input.priority}' is set by support staff`, { details: [{ path: "priority", message: "one of low, normal" }] });
   }
   checkWindows(input.callbackTimes, ctx.now);
 
