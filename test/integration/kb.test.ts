@@ -45,10 +45,19 @@ function upload(t: TestApp, who: Person, file: { name: string; type: string; bod
   for (const [k, v] of Object.entries(fields)) form.set(k, v);
   return t.request("/api/v1/kb/assets", { method: "POST", headers: who.headers, body: form });
 }
-async function assets(t: TestApp, who: Person): Promise<Asset[]> {
-  const res = await t.request("/api/v1/kb/assets", { headers: who.headers });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { assets: Asset[] }).assets;
+/** Every asset, page by page. */
+async function assets(t: TestApp, who: Person, limit = 20): Promise<Asset[]> {
+  const all: Asset[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await t.request(`/api/v1/kb/assets?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, { headers: who.headers });
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as { assets: Asset[]; nextCursor: string | null };
+    expect(page.assets.length).toBeLessThanOrEqual(limit);
+    all.push(...page.assets);
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  return all;
 }
 async function search(t: TestApp, query: string): Promise<string[]> {
   const snapshot = await kbCache(t.deps).get(t.deps.database.session().db);
@@ -150,6 +159,29 @@ describe("the knowledge base document", () => {
     await expectError(await putKb(t, admin, 42), 400, "invalid_input");
     await expectError(await putKb(t, user, "# Mine now"), 403, "forbidden");
     await expectError(await t.request("/api/v1/kb/versions", { headers: user.headers }), 403, "forbidden");
+  });
+});
+
+describe("the asset list", () => {
+  // A database of its own, so the list holds exactly this test's assets.
+  const own = useTestEnvironment();
+
+  it("pages newest first without a repeat, and refuses a bad limit or cursor", async () => {
+    const t = buildTestApp({ database: own.db.database, issuer: own.issuer, tierLookup: ENTERPRISE, deps: { blobs: createMemoryBlobStore() } });
+    const admin = await signIn(t, own.issuer, { admin: true });
+    const user = await signIn(t, own.issuer);
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await upload(t, admin, { name: `note-${i}.md`, type: "text/markdown", body: `# Note ${i}\n\nSome words about topic ${i}.` });
+      expect(res.status).toBe(201);
+      made.push(((await res.json()) as Asset).assetId);
+    }
+    expect((await assets(t, user, 2)).map((a) => a.assetId)).toEqual([...made].reverse());
+    const first = (await (await t.request("/api/v1/kb/assets?limit=5", { headers: user.headers })).json()) as { nextCursor: string | null };
+    expect(first.nextCursor).toBeNull();
+    for (const query of ["limit=0", "limit=101", "limit=x", "cursor=not-an-id", "cursor=kba_%00"]) {
+      await expectError(await t.request(`/api/v1/kb/assets?${query}`, { headers: user.headers }), 400, "invalid_input");
+    }
   });
 });
 

@@ -61,6 +61,11 @@ const VersionsQuery = z.object({
   cursor: z.string().regex(/^\d{1,15}$/, "a nextCursor value").optional(),
 });
 
+const AssetsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().regex(/^kba_[0-9a-z]{1,60}$/, "a nextCursor value").optional(),
+});
+
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const kbContext = (c: Context<AppEnv>): KbContext => ({ db: c.var.db, cache: kbCache(c.var.deps) });
 
@@ -138,10 +143,19 @@ export const kbRoutes = createRouter()
       method: "get",
       path: "/api/v1/kb/assets",
       tags: ["kb"],
-      summary: "Uploaded assets with their grounding manifests, newest first",
-      responses: { 200: json(z.object({ assets: z.array(Asset) }).openapi("KbAssetList"), "Assets") },
+      summary: "Uploaded assets with their grounding manifests, newest first, a page at a time",
+      request: { query: AssetsQuery },
+      responses: {
+        200: json(
+          z.object({ assets: z.array(Asset), nextCursor: z.string().nullable().openapi({ description: "Pass as `cursor` for the next page; null on the last" }) }).openapi("KbAssetList"),
+          "Assets",
+        ),
+      },
     }),
-    async (c) => c.json({ assets: await listAssets({ db: c.var.db }) }, 200),
+    async (c) => {
+      const q = c.req.valid("query");
+      return c.json(await listAssets({ db: c.var.db }, { limit: q.limit, after: q.cursor }), 200);
+    },
   )
   .openapi(
     protectedRoute("admin", {

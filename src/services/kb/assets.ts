@@ -1,4 +1,4 @@
-import { desc, eq } from "drizzle-orm";
+import { desc, eq, lt } from "drizzle-orm";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import type { Db } from "../../db/port";
 import { kbAssets, type ManifestSection } from "../../db/tables/kb";
@@ -158,10 +158,20 @@ export async function createAsset(ctx: AssetContext, actor: Principal, input: As
   return toRecord(row);
 }
 
-/** Every asset with its manifest, newest first. */
-export async function listAssets(ctx: Pick<AssetContext, "db">): Promise<AssetRecord[]> {
-  const rows = await ctx.db.select(MANIFEST_COLUMNS).from(kbAssets).orderBy(desc(kbAssets.id));
-  return rows.map(toRecord);
+/**
+ * Assets with their manifests, newest first, a page at a time: a manifest lists every section of
+ * its asset, so a few large documents would make the whole list megabytes long. The cursor is the
+ * last asset id of the previous page (ids grow with time).
+ */
+export async function listAssets(ctx: Pick<AssetContext, "db">, page: { limit: number; after?: string }): Promise<{ assets: AssetRecord[]; nextCursor: string | null }> {
+  const rows = await ctx.db
+    .select(MANIFEST_COLUMNS)
+    .from(kbAssets)
+    .where(page.after === undefined ? undefined : lt(kbAssets.id, page.after))
+    .orderBy(desc(kbAssets.id))
+    .limit(page.limit + 1);
+  const assets = rows.slice(0, page.limit).map(toRecord);
+  return { assets, nextCursor: rows.length > page.limit ? (assets[assets.length - 1]?.assetId ?? null) : null };
 }
 
 /** Removes the asset, its manifest and (by invalidating the snapshot) its index entries. */
