@@ -62,6 +62,54 @@ describe.each(FETCHES)("over %s", (_name, fetchImpl) => {
       expect(a.chats()[0]?.stream).toBe(true);
     });
 
+    it.each(["stream-error", "stream-cut"] as const)("fails over when a host's stream breaks (%s), and the consumer starts again", async (mode) => {
+      a.setMode(mode);
+      b.script({ reply: "from b", score: 0.5 });
+      const pieces: string[] = [];
+      let restarts = 0;
+      const result = await client(api, [a.url, b.url]).generate({
+        messages,
+        schema: Answer,
+        onDelta: (t) => pieces.push(t),
+        onRestart: () => {
+          restarts++;
+          pieces.length = 0;
+        },
+      });
+      expect(result).toMatchObject({ value: { reply: "from b", score: 0.5 }, host: b.url });
+      expect(restarts).toBe(1);
+      expect(JSON.parse(pieces.join(""))).toEqual({ reply: "from b", score: 0.5 });
+    });
+
+    it("takes a whole JSON reply from a host that ignores the request to stream", async () => {
+      a.setMode("unstreamed");
+      a.script({ reply: "all at once", score: 0.2 });
+      const pieces: string[] = [];
+      const result = await client(api, [a.url]).generate({ messages, schema: Answer, onDelta: (t) => pieces.push(t) });
+      expect(result).toMatchObject({ value: { reply: "all at once", score: 0.2 }, host: a.url, tokens: { total: 18 } });
+      expect(JSON.parse(pieces.join(""))).toEqual({ reply: "all at once", score: 0.2 });
+    });
+
+    it("a consumer that fails ends the host's generation, keeps the host in rotation and gets its own error back", async () => {
+      a.setMode("stream-stall");
+      const c = client(api, [a.url, b.url]);
+      const gone = new Error("the client went away");
+      await expect(
+        c.generate({
+          messages,
+          schema: Answer,
+          onDelta: () => {
+            throw gone;
+          },
+        }),
+      ).rejects.toBe(gone);
+      expect((await a.waitForAbort()).stream).toBe(true);
+      expect(b.chats()).toHaveLength(0);
+      a.setMode("ok");
+      a.script({ reply: "still first", score: 1 });
+      expect((await c.generate({ messages, schema: Answer })).host).toBe(a.url);
+    });
+
     it("asks once more when the answer does not parse, telling the model why", async () => {
       a.script("not json at all", { reply: "fixed", score: 0.5 });
       const result = await client(api, [a.url]).generate({ messages, schema: Answer });

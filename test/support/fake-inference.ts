@@ -32,7 +32,15 @@ export type FakeMode =
   /** Answer text that is not JSON. */
   | "garbage"
   /** Answer as in "ok", with every string in the answer stretched to `length` characters (default 2,000). */
-  | "too-long";
+  | "too-long"
+  /** A streamed answer: the first piece, then the host's error inside the stream (OpenAI: an error event, then [DONE]; Ollama: an error line). */
+  | "stream-error"
+  /** A streamed answer: the first piece, then the connection ends without the stream's end marker. */
+  | "stream-cut"
+  /** A streamed answer: the first piece, then nothing until the client hangs up (recorded as aborted). */
+  | "stream-stall"
+  /** Asked to stream, answers one plain JSON reply instead (as a host that ignores `stream` does). */
+  | "unstreamed";
 
 export interface ReceivedCall {
   api: "ollama" | "openai";
@@ -235,6 +243,8 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
     }
     const content = answerFor(call);
     const now = new Date().toISOString();
+    if (call.stream && (mode === "stream-error" || mode === "stream-cut" || mode === "stream-stall")) return streamFault(res, call, content, now);
+    if (mode === "unstreamed") call.stream = false;
     if (call.api === "ollama") {
       if (!call.stream) {
         return void res.writeHead(200, { "content-type": "application/json" }).end(
@@ -255,6 +265,25 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
     for (const piece of chunks(content)) res.write(`data: ${JSON.stringify({ id: "cmpl-1", object: "chat.completion.chunk", model, choices: [{ index: 0, delta: { content: piece } }] })}\n\n`);
     res.write(`data: ${JSON.stringify({ id: "cmpl-1", object: "chat.completion.chunk", model, choices: [], usage })}\n\n`);
     res.end("data: [DONE]\n\n");
+  }
+
+  /** The first piece of a streamed answer, then the fault the mode names. */
+  async function streamFault(res: ServerResponse, call: ReceivedCall, content: string, now: string): Promise<void> {
+    const first = chunks(content)[0] ?? "";
+    if (call.api === "ollama") {
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.write(`${JSON.stringify({ model, created_at: now, message: { role: "assistant", content: first }, done: false })}\n`);
+      if (mode === "stream-error") return void res.end(`${JSON.stringify({ error: "model runner has unexpectedly stopped" })}\n`);
+    } else {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: ${JSON.stringify({ id: "cmpl-1", object: "chat.completion.chunk", model, choices: [{ index: 0, delta: { content: first } }] })}\n\n`);
+      if (mode === "stream-error") {
+        res.write(`data: ${JSON.stringify({ object: "error", message: "The engine died mid-generation", type: "InternalServerError", code: 500 })}\n\n`);
+        return void res.end("data: [DONE]\n\n");
+      }
+    }
+    if (mode === "stream-cut") return void res.end();
+    await new Promise<void>((resolve) => res.on("close", resolve));
   }
 
   const server = createServer((req, res) => {

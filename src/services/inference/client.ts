@@ -112,22 +112,33 @@ export function createInferenceClient(options: InferenceClientOptions): Inferenc
     return [...ready, ...cooling];
   }
 
+  /** Streamed requests whose consumer has pieces from an attempt that is not the answer (yet). */
+  const delivered = new WeakSet<CompleteRequest>();
+
   async function callHosts(request: CompleteRequest, messages: ChatMessage[], jsonSchema?: Record<string, unknown>): Promise<{ reply: AdapterReply; host: string }> {
     if (hosts.length === 0) throw new InferenceError("unavailable", "no inference host is configured");
     const stream = request.stream ?? request.onDelta !== undefined;
+    const consumer = request.onDelta;
+    const onDelta =
+      consumer &&
+      ((text: string) => {
+        delivered.add(request);
+        consumer(text);
+      });
     const { value: reply, host } = await firstAnsweringHost(
       {
         hosts: ordered(),
         timeoutMs: request.timeoutMs ?? timeoutMs,
         signal: request.signal,
         attempt: async (host, signal) => {
+          if (delivered.delete(request)) request.onRestart?.();
           const reply = await adapter.chat({
             host,
             model: options.model,
             messages,
             jsonSchema,
             stream,
-            onDelta: request.onDelta,
+            onDelta,
             temperature: request.temperature,
             maxTokens: request.maxTokens,
             signal,

@@ -1,4 +1,4 @@
-import { InferenceError } from "./types";
+import { ConsumerError, InferenceError } from "./types";
 
 /** Our own timer ran out on a host attempt (the caller's abort is reported as "aborted" instead). */
 export class HostTimeoutError extends Error {
@@ -38,6 +38,7 @@ export async function firstAnsweringHost<T>(options: FailoverOptions<T>, unavail
     try {
       return { value: await options.attempt(host, attempt.signal), host };
     } catch (err) {
+      if (err instanceof ConsumerError) throw err.original;
       if (callerSignal?.aborted) throw new InferenceError("aborted", "the caller went away", err);
       // The caller's abort returned above, so an aborted controller here means the timeout.
       lastError = attempt.signal.aborted ? attempt.signal.reason : err;

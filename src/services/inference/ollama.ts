@@ -1,5 +1,5 @@
 import { Ollama } from "ollama/browser";
-import type { AdapterCall, AdapterReply, InferenceAdapter } from "./types";
+import { deliver, type AdapterCall, type AdapterReply, type InferenceAdapter } from "./types";
 
 function tokens(prompt: number | undefined, completion: number | undefined) {
   const p = prompt ?? 0;
@@ -38,13 +38,21 @@ export function ollamaAdapter(options: { fetch: typeof fetch; apiKey?: string })
       let text = "";
       let model = call.model;
       let usage = tokens(0, 0);
-      for await (const part of await ollama.chat({ ...base, stream: true })) {
-        if (part.message?.content) {
-          text += part.message.content;
-          call.onDelta?.(part.message.content);
+      // The client's iterator throws on an error line and on a stream that ends before `done`.
+      const parts = await ollama.chat({ ...base, stream: true });
+      try {
+        for await (const part of parts) {
+          if (part.message?.content) {
+            text += part.message.content;
+            deliver(call, part.message.content);
+          }
+          if (part.model) model = part.model;
+          if (part.done) usage = tokens(part.prompt_eval_count, part.eval_count);
         }
-        if (part.model) model = part.model;
-        if (part.done) usage = tokens(part.prompt_eval_count, part.eval_count);
+      } catch (err) {
+        // Leaving the loop early does not end the request; the host would go on generating.
+        parts.abort();
+        throw err;
       }
       return { text, model, tokens: usage };
     },

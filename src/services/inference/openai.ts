@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import type { AdapterCall, AdapterReply, InferenceAdapter, TokenUsage } from "./types";
+import { deliver, type AdapterCall, type AdapterReply, type InferenceAdapter, type TokenUsage } from "./types";
 
 interface Usage {
   prompt_tokens?: number;
@@ -80,37 +80,73 @@ export function openaiAdapter(options: { fetch: typeof fetch; apiKey?: string })
   };
 }
 
+/**
+ * Reads the host's server-sent events. The answer counts only when the stream says it is done
+ * ([DONE] or a finish_reason): a stream cut short, or one carrying an error event (how vLLM
+ * reports a failure after its 200), fails the host like any other error. A host that ignored
+ * `stream` and sent one JSON reply is taken whole.
+ */
 async function readStream(res: Response, call: AdapterCall): Promise<AdapterReply> {
+  if (!(res.headers.get("content-type") ?? "").toLowerCase().includes("text/event-stream")) {
+    const reply = (await res.json()) as Completion;
+    const whole = reply.choices?.[0]?.message?.content ?? "";
+    if (whole) deliver(call, whole);
+    return { text: whole, model: reply.model || call.model, tokens: usage(reply.usage) };
+  }
   let text = "";
   let model = call.model;
   let tokens = usage(undefined);
+  let finished = false;
   let failure: Error | undefined;
   const parser = createParser({
     onEvent(event: EventSourceMessage) {
-      if (event.data === "[DONE]") return;
-      let chunk: Completion;
+      if (failure) return;
+      if (event.data === "[DONE]") {
+        finished = true;
+        return;
+      }
+      let chunk: Completion & { object?: string; message?: string; error?: { message?: string } | string };
       try {
-        chunk = JSON.parse(event.data) as Completion;
+        chunk = JSON.parse(event.data) as typeof chunk;
       } catch {
         failure = new Error("unparseable stream event");
         return;
       }
+      if (event.event === "error" || chunk.object === "error" || chunk.error !== undefined) {
+        const detail = typeof chunk.error === "string" ? chunk.error : (chunk.error?.message ?? chunk.message ?? "no detail");
+        failure = new Error(`the host reported an error mid-stream: ${String(detail).slice(0, 200)}`);
+        return;
+      }
       if (chunk.model) model = chunk.model;
       if (chunk.usage) tokens = usage(chunk.usage);
-      const delta = chunk.choices?.[0]?.delta?.content;
+      const choice = chunk.choices?.[0] as { delta?: { content?: string | null }; finish_reason?: string | null } | undefined;
+      if (choice?.finish_reason) finished = true;
+      const delta = choice?.delta?.content;
       if (delta) {
         text += delta;
-        call.onDelta?.(delta);
+        deliver(call, delta);
       }
     },
   });
   if (!res.body) throw new Error("stream without a body");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    parser.feed(value);
+  let drained = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) {
+        drained = true;
+        break;
+      }
+      parser.feed(value);
+      if (failure) break;
+    }
+  } finally {
+    // Leaving early (an error event, or the consumer failing) must end the request, or the host
+    // goes on generating for nobody.
+    if (!drained) await reader.cancel().catch(() => undefined);
   }
   if (failure) throw failure;
+  if (!finished) throw new Error("the stream ended before the answer was complete");
   return { text, model, tokens };
 }

@@ -29,6 +29,27 @@ export interface AdapterCall {
   signal: AbortSignal;
 }
 
+/**
+ * The caller's onDelta threw while a host was streaming. The host did nothing wrong: it is not
+ * cooled down, no other host is tried, and the caller gets its own error back.
+ */
+export class ConsumerError extends Error {
+  constructor(readonly original: unknown) {
+    super("the stream's consumer failed", { cause: original });
+    this.name = "ConsumerError";
+  }
+}
+
+/** Hands a streamed piece to the caller; what the caller throws comes back as a ConsumerError. */
+export function deliver(call: Pick<AdapterCall, "onDelta">, text: string): void {
+  if (!call.onDelta) return;
+  try {
+    call.onDelta(text);
+  } catch (err) {
+    throw new ConsumerError(err);
+  }
+}
+
 export interface AdapterReply {
   text: string;
   /** The model name the host says answered. */
@@ -52,8 +73,14 @@ export interface CompleteRequest {
   timeoutMs?: number;
   /** Stream the answer from the host; implied by onDelta. */
   stream?: boolean;
-  /** Receives each piece of text as it arrives (streams the call). */
+  /**
+   * Receives each piece of text as it arrives (streams the call). Pieces are provisional: when an
+   * attempt fails after some were delivered (a host failing mid-stream, an answer that does not
+   * parse), onRestart is called and the next attempt's answer arrives from its start.
+   */
   onDelta?: (text: string) => void;
+  /** The pieces delivered so far are void; see onDelta. */
+  onRestart?: () => void;
   temperature?: number;
   maxTokens?: number;
   jsonSchema?: Record<string, unknown>;
