@@ -11,13 +11,23 @@ import { evalWithFallback, parseScore, toScoredMembers } from "../kv/scripts";
 const CONNECT_TIMEOUT_MS = 1_000;
 const COMMAND_TIMEOUT_MS = 2_000;
 const MAX_RECONNECT_DELAY_MS = 500;
+/** How long calls fail at once after a command timed out on a connection that stays open. */
+const HUNG_OPEN_MS = 5_000;
 
-export function createRedisStore(options: { url: string; prefix?: string }): KeyValueStore {
+export interface RedisStoreOptions {
+  url: string;
+  prefix?: string;
+  /** Tests shorten these two. */
+  commandTimeoutMs?: number;
+  hungOpenMs?: number;
+}
+
+export function createRedisStore(options: RedisStoreOptions): KeyValueStore {
   const prefix = options.prefix ?? "";
   const k = (key: string) => prefix + key;
   const redis = new Redis(options.url, {
     connectTimeout: CONNECT_TIMEOUT_MS,
-    commandTimeout: COMMAND_TIMEOUT_MS,
+    commandTimeout: options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
     // Kept on so calls made while the first connection is still opening wait for it; the
     // retry limit above is what bounds the wait when Redis is down.
@@ -131,7 +141,41 @@ export function createRedisStore(options: { url: string; prefix?: string }): Key
       else redis.disconnect();
     },
   };
-  return failFastWhileDown(store, () => redis.status === "reconnecting" || redis.status === "end" || redis.status === "close", coalesce);
+  const hung = hungBreaker(options.hungOpenMs ?? HUNG_OPEN_MS);
+  return failFastWhileDown(store, () => redis.status === "reconnecting" || redis.status === "end" || redis.status === "close" || hung.open(), coalesce, hung);
+}
+
+/**
+ * A Redis that stops answering without closing the connection (paused, overloaded, a network
+ * path that drops packets) costs every call the full command timeout, and a request that touches
+ * the store several times pays it several times. After a call times out, calls fail at once for
+ * `openMs`; then one call goes through as a probe while the rest still fail at once, and its
+ * answer closes the breaker (its timeout opens it again).
+ */
+function hungBreaker(openMs: number): { open(): boolean; settled(ok: boolean, err?: unknown): void } {
+  let openUntil = 0;
+  let probing = false;
+  return {
+    open() {
+      if (openUntil === 0) return false;
+      if (probing || Date.now() < openUntil) return true;
+      probing = true;
+      return false;
+    },
+    settled(ok, err) {
+      if (ok) {
+        openUntil = 0;
+        probing = false;
+      } else if (err instanceof Error && err.message === "Command timed out") {
+        openUntil = Date.now() + openMs;
+        probing = false;
+      } else if (probing) {
+        // The probe failed some other way (a script error, say): Redis answered, so it is back.
+        openUntil = 0;
+        probing = false;
+      }
+    },
+  };
 }
 
 /**
@@ -162,17 +206,28 @@ function coalesceWrites(redis: Redis): () => void {
  * pay that wait several times while the limiter fails open. A call that goes ahead runs
  * `beforeCall` first (the write coalescing).
  */
-function failFastWhileDown(store: KeyValueStore, down: () => boolean, beforeCall: () => void): KeyValueStore {
+function failFastWhileDown(store: KeyValueStore, down: () => boolean, beforeCall: () => void, outcome: { settled(ok: boolean, err?: unknown): void }): KeyValueStore {
   const guarded: Record<string, unknown> = { kind: store.kind };
+  const succeeded = <T>(value: T): T => {
+    outcome.settled(true);
+    return value;
+  };
+  const failed = (err: unknown): never => {
+    outcome.settled(false, err);
+    throw err;
+  };
   for (const [name, value] of Object.entries(store)) {
     if (typeof value !== "function" || name === "close") {
       guarded[name] = value;
       continue;
     }
+    // Subscriptions have a connection of their own, which says nothing about this one's health.
+    const reports = name !== "subscribe";
     guarded[name] = (...args: unknown[]) => {
-      if (down()) return Promise.reject(new Error("redis unavailable (reconnecting)"));
+      if (down()) return Promise.reject(new Error("redis unavailable (reconnecting or not answering)"));
       beforeCall();
-      return (value as (...a: unknown[]) => Promise<unknown>)(...args);
+      const call = (value as (...a: unknown[]) => Promise<unknown>)(...args);
+      return reports ? call.then(succeeded, failed) : call;
     };
   }
   return guarded as unknown as KeyValueStore;
