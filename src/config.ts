@@ -151,10 +151,22 @@ function crossFieldIssues(env: Record<string, unknown>): ConfigIssue[] {
   }
   if (set("OIDC_ISSUER") && !set("OIDC_AUDIENCE")) issues.push({ variable: "OIDC_AUDIENCE", message: "is required when OIDC_ISSUER is set" });
   const nodeEnv = blankToUndefined(env.NODE_ENV);
-  if (typeof nodeEnv === "string" && nodeEnv.trim() === "production" && !set("OIDC_ISSUER")) {
+  const production = typeof nodeEnv === "string" && nodeEnv.trim() === "production";
+  if (production && !set("OIDC_ISSUER")) {
     issues.push({ variable: "OIDC_ISSUER", message: "is required in production (the development issuer is never used there)" });
   }
+  // Tokens are verified with keys fetched from the issuer: over plain http anyone on the path
+  // could hand us their own keys. Loopback (a sidecar on the same host) is the one exception.
+  if (production && set("OIDC_ISSUER") && !secureOrLoopback(String(env.OIDC_ISSUER).trim())) {
+    issues.push({ variable: "OIDC_ISSUER", message: "must be an https URL in production (http only for a loopback address)" });
+  }
   return issues;
+}
+
+function secureOrLoopback(raw: string): boolean {
+  if (!URL.canParse(raw)) return true; // the field's own rule reports it
+  const url = new URL(raw);
+  return url.protocol === "https:" || ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
 }
 
 /** Every problem with the environment, field by field and across fields; the config when there is none. */

@@ -36,6 +36,7 @@ describe("parseConfig", () => {
     [{ INFERENCE_API: "commercial" }, "INFERENCE_API"],
     [{ OIDC_ISSUER: "https://id.example.com" }, "OIDC_AUDIENCE"],
     [{ NODE_ENV: "production" }, "OIDC_ISSUER"],
+    [{ NODE_ENV: "production", OIDC_ISSUER: "http://id.example.com", OIDC_AUDIENCE: "api" }, "OIDC_ISSUER"],
     [{ OBSERVABILITY_TOKEN: "short" }, "OBSERVABILITY_TOKEN"],
     [{ VOICE_RUNTIME_SECRET: "too-short" }, "VOICE_RUNTIME_SECRET"],
     [{ VOICE_TIMEOUT_MS: "0" }, "VOICE_TIMEOUT_MS"],
@@ -53,6 +54,16 @@ describe("parseConfig", () => {
   it("names the rules across variables together with a malformed one", () => {
     const err = configError({ NODE_ENV: "production", LOG_LEVEL: "x", UPSTASH_REDIS_REST_URL: "https://example.upstash.io" });
     expect(err.variables).toEqual(["LOG_LEVEL", "UPSTASH_REDIS_REST_TOKEN", "OIDC_ISSUER"]);
+  });
+
+  it("takes an https issuer in production, and http only on a loopback address", () => {
+    const production = { NODE_ENV: "production", OIDC_AUDIENCE: "api", DATABASE_URL: "postgres://u@db.example/app" };
+    for (const issuer of ["https://id.example.com", "http://127.0.0.1:9000", "http://localhost:9000/realms/x", "http://[::1]:9000"]) {
+      expect(parseConfig({ ...production, OIDC_ISSUER: issuer }).OIDC_ISSUER).toBe(issuer);
+    }
+    expect(configError({ ...production, OIDC_ISSUER: "http://id.example.com" }).message).toContain("OIDC_ISSUER must be an https URL in production");
+    // Outside production a plain-http issuer is fine (a local identity provider).
+    expect(parseConfig({ OIDC_ISSUER: "http://id.internal:8080", OIDC_AUDIENCE: "api" }).OIDC_ISSUER).toBe("http://id.internal:8080");
   });
 
   it("splits INFERENCE_URL into hosts without trailing slashes", () => {
