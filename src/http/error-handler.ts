@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import { ApiError, aiBody, codeForStatus, standardBody, type ErrorAnswer } from "../errors";
 import { isAiPath } from "./agents-host";
 import type { AppEnv } from "./env";
+import { loggedError } from "../platform/logged-error";
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -82,18 +83,6 @@ function standardJson(err: ErrorAnswer, requestId: string): string {
 }
 const SAFE_ID = /^[A-Za-z0-9._:-]+$/;
 
-/**
- * A failed query's message lists every bound value ("params: …"): key hashes, e-mail addresses,
- * phone numbers. The query text stays in the log; the values do not.
- */
-function withoutParams(text: string): string {
-  const at = text.indexOf("\nparams: ");
-  if (at < 0) return text;
-  // A stack goes on with its frames after the message; a value may itself hold line breaks.
-  const frames = text.indexOf("\n    at ", at);
-  return `${text.slice(0, at)}\nparams: (not logged)${frames < 0 ? "" : text.slice(frames)}`;
-}
-
 /** The one error path: every thrown error, validation failure and library exception ends here. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
   const apiError = toApiError(err);
@@ -102,7 +91,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
     c.get("deps")?.logger.error("request failed", {
       requestId: c.get("requestId"),
       code: apiError.code,
-      error: original instanceof Error ? { name: original.name, message: withoutParams(original.message), stack: original.stack && withoutParams(original.stack) } : String(original),
+      error: loggedError(original),
     });
   }
   return respond(c, apiError);

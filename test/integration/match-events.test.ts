@@ -288,6 +288,46 @@ describe("match events where the store cannot subscribe", () => {
   });
 });
 
+describe("a polling event stream whose read fails", () => {
+  it("ends without sending the error, and logs the query without its bound values and with the driver's cause", async () => {
+    const { subscribe: _omitted, ...rest } = createMemoryStore();
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: rest as KeyValueStore });
+    const me = await signIn(t, env.issuer);
+    const res = await t.request("/api/v1/matches/events", { headers: { ...me.headers, accept: "text/event-stream" } });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get("x-request-id");
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while (!text.includes(": connected")) text += decoder.decode((await reader.read()).value, { stream: true });
+    // The next poll finds no table (this file's own database; put back below).
+    await env.db.database.db.execute(sql`alter table events rename to events_away`);
+    let ended = false;
+    try {
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline) {
+        const { done, value } = await reader.read();
+        if (done) {
+          ended = true;
+          break;
+        }
+        text += decoder.decode(value, { stream: true });
+      }
+    } finally {
+      await env.db.database.db.execute(sql`alter table events_away rename to events`);
+    }
+    expect(ended).toBe(true);
+    expect(text).toBe(`retry: 2000\n: connected\n\n: error ${requestId}\n\n`);
+    const logged = t.logs.find((l) => l.msg === "match event stream failed");
+    expect(logged).toMatchObject({ level: "error", requestId, userId: me.id });
+    const error = logged?.error as { message: string; stack: string; cause: { message: string; code: string } };
+    expect(error.message).toContain("Failed query: select e.id::text as id");
+    expect(error.message).toContain("params: (not logged)");
+    expect(JSON.stringify(error)).not.toContain(me.id);
+    expect(error.cause).toMatchObject({ message: 'relation "events" does not exist', code: "42P01" });
+  });
+});
+
 describe("match events across instances (one Postgres, one Redis)", () => {
   let redis: TestRedis;
   let a: TestApp;

@@ -21,7 +21,7 @@ function appThrowing(err: unknown, requestId = "req_0123456789") {
 }
 
 describe("error answers", () => {
-  it("log a failed query's text but not its bound values", async () => {
+  it("log a failed query's text and the driver's cause, but not its bound values", async () => {
     const lines: unknown[] = [];
     const app = new Hono<AppEnv>();
     app.use("*", async (c, next) => {
@@ -38,6 +38,7 @@ describe("error answers", () => {
     const logged = JSON.stringify(lines);
     expect(logged).toContain('insert into \\"users\\"');
     expect(logged).toContain("params: (not logged)");
+    expect(lines).toMatchObject([{ fields: { error: { cause: { name: "Error", message: "duplicate key" } } } }]);
     expect(logged).not.toContain("amani@example.com");
     expect(logged).not.toContain("+254700000001");
     expect(logged).not.toContain("second line");

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { streamSSE, type SSEStreamingApi } from "hono/streaming";
 import { ApiError } from "../../errors";
+import { loggedError } from "../../platform/logged-error";
 import type { AppEnv } from "../../http/env";
 import type { EventHub, HubStream } from "../../services/matching/event-hub";
 import { eventChannel, eventsAfter, latestEventId, type StoredEvent } from "../../services/matching/events";
@@ -65,6 +66,10 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
     return hubStream(c, hub, userId, start);
   }
 
+  const requestId = c.get("requestId");
+  // Every failure is caught inside: Hono's helper would send a thrown error's message to the
+  // client as an `error` event (SQL text with its bound values), and EventSource takes an event
+  // of that name for a failed connection.
   return streamSSE(c, async (stream: SSEStreamingApi) => {
     let lastId = start;
     let wake: (() => void) | undefined;
@@ -82,7 +87,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
         try {
           unsubscribe = await subscribe(eventChannel(userId), signal);
         } catch (err) {
-          deps.logger.warn("event subscription failed; polling the outbox", { userId, err: String(err) });
+          deps.logger.warn("event subscription failed; polling the outbox", { requestId, userId, error: loggedError(err) });
         }
       }
       // Subscribed: the loop sleeps until a notification, re-reading now and then as a safety net.
@@ -112,13 +117,20 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
         });
         wake = undefined;
       }
+    } catch (err) {
+      // The stream ends and the client reconnects with Last-Event-ID, so nothing is lost; the
+      // comment only names the request whose log line holds the cause.
+      deps.logger.error("match event stream failed", { requestId, userId, error: loggedError(err) });
+      await stream.write(`: error ${requestId}\n\n`);
     } finally {
       if (heartbeat !== undefined) clearInterval(heartbeat);
-      unsubscribe?.();
+      try {
+        unsubscribe?.();
+      } catch (err) {
+        deps.logger.warn("ending an event subscription failed", { requestId, userId, error: loggedError(err) });
+      }
       await release();
     }
-  }, async (err) => {
-    deps.logger.error("match event stream failed", { userId, err: String(err) });
   });
 }
 
@@ -159,8 +171,16 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
       controller = ctrl;
       ctrl.enqueue(HEAD);
       hub.add(entry).catch((err: unknown) => {
-        c.var.deps.logger.error("match event stream failed", { userId, err: String(err) });
+        c.var.deps.logger.error("match event stream failed", { requestId: c.get("requestId"), userId, error: loggedError(err) });
         hub.remove(entry);
+        // A stream the hub does not serve would only ever get the opening lines: ending it
+        // lets the client reconnect with Last-Event-ID.
+        try {
+          ctrl.close();
+        } catch {
+          // Already cancelled by the client.
+        }
+        controller = undefined;
       });
     },
     cancel() {

@@ -1,5 +1,6 @@
 import type { Db } from "../../db/port";
 import type { KeyValueStore } from "../../kv/port";
+import { loggedError } from "../../platform/logged-error";
 import type { Logger } from "../../platform/logger";
 import { eventChannel, eventsAfterBatch, type StoredEvent } from "./events";
 
@@ -109,7 +110,7 @@ export function createEventHub(options: {
       db ??= options.db();
       found = await eventsAfterBatch(db, cursors, PER_PERSON);
     } catch (err) {
-      logger.warn("reading match events failed; retrying", { users: cursors.length, err: String(err) });
+      logger.warn("reading match events failed; retrying", { users: cursors.length, error: loggedError(err) });
       unref(setTimeout(() => cursors.forEach((c) => enqueue(c.userId)), RETRY_MS));
       return;
     }
@@ -188,7 +189,7 @@ export function createEventHub(options: {
                 else unsubscribe();
               },
               (err: unknown) => {
-                logger.warn("event subscription failed; polling the outbox", { userId, err: String(err) });
+                logger.warn("event subscription failed; polling the outbox", { userId, error: loggedError(err) });
                 created.polled = true;
                 startPolling();
               },
