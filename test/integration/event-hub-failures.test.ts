@@ -5,6 +5,7 @@ import { queryRows } from "../../src/db/rows";
 import { createMemoryStore } from "../../src/kv/memory";
 import { createJsonLogger } from "../../src/platform/logger";
 import { createEventHub, type HubStream } from "../../src/services/matching/event-hub";
+import { eventChannel } from "../../src/services/matching/events";
 import { buildTestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { signIn, type Person } from "../support/people";
@@ -64,6 +65,77 @@ describe("the event hub when a read fails", () => {
       expect(error.cause).toMatchObject({ message: 'relation "events_missing" does not exist', code: "42P01" });
     } finally {
       hub.remove(stream);
+    }
+  });
+});
+
+describe("the event hub when a read never returns", () => {
+  const never = () => new Promise<never>(() => {});
+
+  it("still delivers everybody else's events while that read hangs", async () => {
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const [x, y, other] = [await signIn(t, env.issuer), await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    // X's first read is stuck (a half-open connection, a lock) for longer than this test runs.
+    const db = interceptedDb((call) => (call === 1 ? never() : undefined));
+    const kv = createMemoryStore();
+    const hub = createEventHub({ kv, db: () => db, logger: createJsonLogger({ level: "silent" }), heartbeatMs: 60_000, pollMs: 60_000, readTimeoutMs: 60_000 });
+    const sx = collector(x.id, 0);
+    const sy = collector(y.id, 0);
+    await hub.add(sx);
+    try {
+      // Past the batching window: X's read has begun.
+      await new Promise((r) => setTimeout(r, 50));
+      await hub.add(sy);
+      const forY = await storeEvent(y, other);
+      await kv.publish(eventChannel(y.id), "1");
+      await vi.waitFor(() => expect(sy.got).toEqual([forY]), { timeout: 2_000 });
+      expect(sx.got).toEqual([]);
+    } finally {
+      hub.remove(sx);
+      hub.remove(sy);
+    }
+  });
+
+  it("gives up on it at the deadline, logs that, and reads the person's events again", async () => {
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const [x, other] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const forX = await storeEvent(x, other);
+    const db = interceptedDb((call) => (call === 1 ? never() : undefined));
+    const { lines, logger } = logCollector();
+    // No heartbeat or poll within the test: only the deadline and the retry can bring the event.
+    const hub = createEventHub({ kv: createMemoryStore(), db: () => db, logger, heartbeatMs: 60_000, pollMs: 60_000, readTimeoutMs: 200 });
+    const sx = collector(x.id, 0);
+    await hub.add(sx);
+    try {
+      await vi.waitFor(() => expect(sx.got).toEqual([forX]), { timeout: 5_000 });
+      expect(lines.find((l) => l.msg === "reading match events failed; retrying")).toMatchObject({ level: "warn", users: 1, error: { name: "ReadTimeout", message: "no answer within 200 ms" } });
+    } finally {
+      hub.remove(sx);
+    }
+  });
+  it("reads a person notified during their own slow read once more after it, each event once and in order", async () => {
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
+    const [x, other] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const first = await storeEvent(x, other);
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // X's first read answers only once the test lets it (after the second event is stored).
+    const db = interceptedDb((call, real) => (call === 1 ? held.then(() => real.execute(sql`select ${x.id}::text as user_id, ${String(first)} as id, 'wink.received' as type, ${JSON.stringify({ userId: other.id })}::jsonb as data`)) : undefined));
+    const kv = createMemoryStore();
+    const hub = createEventHub({ kv, db: () => db, logger: createJsonLogger({ level: "silent" }), heartbeatMs: 60_000, pollMs: 60_000 });
+    const sx = collector(x.id, 0);
+    await hub.add(sx);
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      const second = await storeEvent(x, other);
+      await kv.publish(eventChannel(x.id), "1");
+      await new Promise((r) => setTimeout(r, 50));
+      release();
+      await vi.waitFor(() => expect(sx.got).toEqual([first, second]), { timeout: 2_000 });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(sx.got).toEqual([first, second]);
+    } finally {
+      hub.remove(sx);
     }
   });
 });

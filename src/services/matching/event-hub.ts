@@ -14,8 +14,10 @@ import { eventChannel, eventsAfterBatch, type StoredEvent } from "./events";
  * the person's last stream. A notification only queues the person's id: the queue is drained
  * after a short window, and the new events of everybody in it are read in one query per chunk of
  * people (`eventsAfterBatch`, each person from the lowest cursor of their streams, the block
- * filter applied), then handed to each stream after its own cursor. One heartbeat interval
- * serves every stream (and doubles as the safety-net re-read); there is no per-stream timer.
+ * filter applied), then handed to each stream after its own cursor. Reads run side by side (up
+ * to MAX_READS), each with a deadline, so one that hangs holds up only its own people, and only
+ * until READ_TIMEOUT_MS. One heartbeat interval serves every stream (and doubles as the
+ * safety-net re-read); there is no per-stream timer.
  */
 export interface HubStream {
   readonly userId: string;
@@ -49,6 +51,26 @@ export const CHUNK = 1_000;
 const PER_PERSON = 100;
 /** After a failed read, the people of the chunk are read again after this delay. */
 const RETRY_MS = 1_000;
+/**
+ * A batched read still unanswered after this long counts as failed. No driver has a query
+ * timeout of its own, and a read on a connection whose server went away (a failover leaves it
+ * half open) or stuck behind a lock would otherwise never settle.
+ */
+export const READ_TIMEOUT_MS = 10_000;
+/**
+ * Chunk reads running at once. A read holds only its own people (each person is read by one
+ * read at a time, so their streams get each event once and in order); the others' reads go on
+ * beside it. While every slot is busy, notifications gather in the queue and the next read
+ * takes them all, as one read did before under load.
+ */
+export const MAX_READS = 4;
+
+class ReadTimeout extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = "ReadTimeout";
+  }
+}
 
 export function createEventHub(options: {
   kv: KeyValueStore;
@@ -56,43 +78,72 @@ export function createEventHub(options: {
   logger: Logger;
   heartbeatMs: number;
   pollMs: number;
+  readTimeoutMs?: number;
 }): EventHub {
   const { kv, logger } = options;
+  const readTimeoutMs = options.readTimeoutMs ?? READ_TIMEOUT_MS;
   const people = new Map<string, Person>();
+  /** People due a read, none of whom has one running. */
   const queued = new Set<string>();
+  /** People whose read is running. */
+  const reading = new Set<string>();
+  /** People notified while their read ran: queued again once it ends. */
+  const again = new Set<string>();
+  let reads = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let flushing = false;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let pollTimer: ReturnType<typeof setTimeout> | undefined;
   let db: Db | undefined;
 
   const enqueue = (userId: string) => {
     if (!people.has(userId)) return;
+    if (reading.has(userId)) {
+      again.add(userId);
+      return;
+    }
     queued.add(userId);
     schedule();
   };
   const schedule = () => {
-    if (timer !== undefined || flushing || queued.size === 0) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      void flush();
-    }, BATCH_MS);
+    if (timer !== undefined || reads >= MAX_READS || queued.size === 0) return;
+    timer = setTimeout(flush, BATCH_MS);
   };
 
-  async function flush(): Promise<void> {
-    flushing = true;
-    try {
-      while (queued.size > 0) {
-        const users = [...queued];
-        queued.clear();
-        const chunks: string[][] = [];
-        for (let i = 0; i < users.length; i += CHUNK) chunks.push(users.slice(i, i + CHUNK));
-        await Promise.all(chunks.map(read));
+  function flush(): void {
+    timer = undefined;
+    while (reads < MAX_READS && queued.size > 0) {
+      const users: string[] = [];
+      for (const userId of queued) {
+        users.push(userId);
+        if (users.length === CHUNK) break;
       }
-    } finally {
-      flushing = false;
-      schedule();
+      for (const userId of users) {
+        queued.delete(userId);
+        reading.add(userId);
+      }
+      reads += 1;
+      void read(users).finally(() => {
+        reads -= 1;
+        for (const userId of users) {
+          reading.delete(userId);
+          if (again.delete(userId)) enqueue(userId);
+        }
+        schedule();
+      });
     }
+  }
+
+  /** The batched read, or a ReadTimeout once it has taken too long (the query itself is left to end on its own). */
+  function readBatch(cursors: { userId: string; afterId: number }[]): Promise<Map<string, StoredEvent[]>> {
+    db ??= options.db();
+    const query = eventsAfterBatch(db, cursors, PER_PERSON);
+    let fail: (err: Error) => void = () => {};
+    const late = new Promise<never>((_, reject) => (fail = reject));
+    const deadline = setTimeout(() => fail(new ReadTimeout(readTimeoutMs)), readTimeoutMs);
+    unref(deadline);
+    // An abandoned query that fails later has nobody waiting for it.
+    query.catch(() => undefined);
+    return Promise.race([query, late]).finally(() => clearTimeout(deadline));
   }
 
   async function read(users: string[]): Promise<void> {
@@ -107,8 +158,7 @@ export function createEventHub(options: {
     if (cursors.length === 0) return;
     let found: Map<string, StoredEvent[]>;
     try {
-      db ??= options.db();
-      found = await eventsAfterBatch(db, cursors, PER_PERSON);
+      found = await readBatch(cursors);
     } catch (err) {
       logger.warn("reading match events failed; retrying", { users: cursors.length, error: loggedError(err) });
       unref(setTimeout(() => cursors.forEach((c) => enqueue(c.userId)), RETRY_MS));
@@ -166,6 +216,7 @@ export function createEventHub(options: {
     if (person.streams.size > 0) return;
     people.delete(stream.userId);
     queued.delete(stream.userId);
+    again.delete(stream.userId);
     person.unsubscribe?.();
     person.unsubscribe = undefined;
     if (people.size === 0 && heartbeat !== undefined) {
