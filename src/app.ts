@@ -53,7 +53,16 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       deps.kv.subscribe && deps.database.driver !== "neon"
         ? createEventHub({ kv: deps.kv, db: () => deps.database.session().db, logger: deps.logger, heartbeatMs: HEARTBEAT_MS, pollMs: POLL_MS })
         : undefined,
+    streamClosers: new Set(),
   };
+  deps.stopping?.addEventListener(
+    "abort",
+    () => {
+      runtime.events?.closeAll();
+      for (const close of [...runtime.streamClosers]) close();
+    },
+    { once: true },
+  );
 
   const bodies = checkBodies({
     limits: [...KB_BODY_LIMITS, { prefix: VOICE_PREFIX, maxBytes: deps.config.VOICE_MAX_BODY_BYTES, stream: true }],

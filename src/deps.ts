@@ -47,4 +47,10 @@ export interface AppDeps {
   inferenceFetch?: typeof fetch;
   /** The self-hosted inference hosts; built from INFERENCE_* config over deps.fetch when absent. */
   inference?: InferenceClient;
+  /**
+   * Aborted when the process is stopping (the Node entry, on SIGTERM or SIGINT). Open event
+   * streams never end on their own, so the app ends them then, and the server's close() can
+   * complete instead of waiting for clients that never hang up.
+   */
+  stopping?: AbortSignal;
 }

@@ -23,6 +23,8 @@ export interface Runtime {
    * pool (Node); absent elsewhere (Workers), where each stream polls with a session of its own.
    */
   events?: EventHub;
+  /** Ends each open polling event stream (those the hub does not serve) when the process stops. */
+  streamClosers: Set<() => void>;
   /** The inference port (failover and host cooldowns live in it, per app instance). */
   inference: InferenceClient;
   /** Learnt on the first deferred task: Workers have an execution context, Node does not. */

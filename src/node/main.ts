@@ -35,7 +35,8 @@ async function main(): Promise<void> {
   const deps = await buildNodeDeps(config, logger);
   await migrateDatabase(deps.database, logger);
 
-  const app = createApp(deps);
+  const streamsEnd = new AbortController();
+  const app = createApp({ ...deps, stopping: streamsEnd.signal });
   // The adapter's request listener with an error handler of ours: serve() takes none, and a
   // request it cannot parse would get an empty 400 without a request id.
   const listener = getRequestListener((req, env) => app.fetch(withoutUnframedBody(req), env), { hostname: config.HOST, errorHandler: answerAdapterError(deps) });
@@ -98,11 +99,18 @@ async function main(): Promise<void> {
     logger.info("shutting down", { signal });
     server.close(() => {
       void deps.close().then(() => {
+        logger.info("stopped");
         sink.flush();
         process.exit(0);
       });
     });
-    // Open keep-alive connections would hold close() forever.
+    // Open event streams never end on their own and would hold close() until the fallback
+    // below, which skips deps.close() and the log flush. The app ends them (their clients
+    // reconnect with Last-Event-ID). close() shuts only the connections idle when it is
+    // called; one whose response ends later would be kept alive for its keep-alive timeout.
+    streamsEnd.abort();
+    setInterval(() => server.closeIdleConnections(), 50).unref();
+    // A request still running after this long is cut.
     setTimeout(() => process.exit(0), 5_000).unref();
   };
   process.on("SIGINT", () => stop("SIGINT"));

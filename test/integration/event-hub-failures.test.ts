@@ -14,7 +14,7 @@ const env = useTestEnvironment();
 
 function collector(userId: string, lastId: number): HubStream & { got: number[] } {
   const got: number[] = [];
-  return { userId, lastId, got, deliver: (events) => (got.push(...events.map((e) => e.id)), true), heartbeat: () => true };
+  return { userId, lastId, got, deliver: (events) => (got.push(...events.map((e) => e.id)), true), heartbeat: () => true, close: () => {} };
 }
 
 /** Stores a wink event for `to` straight in the outbox; returns its id. */

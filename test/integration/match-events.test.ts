@@ -288,6 +288,46 @@ describe("match events where the store cannot subscribe", () => {
   });
 });
 
+describe("event streams when the process stops", () => {
+  /** Reads the rest of a response's body; fails if it has not ended within `ms`. */
+  async function untilEnd(res: Response, ms = 2_000): Promise<string> {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const left = deadline - Date.now();
+      const next = await Promise.race([reader.read(), new Promise<"late">((r) => setTimeout(() => r("late"), Math.max(0, left)))]);
+      if (next === "late") throw new Error(`the stream had not ended within ${ms} ms: ${JSON.stringify(text)}`);
+      if (next.done) return text;
+      text += decoder.decode(next.value, { stream: true });
+    }
+  }
+  const withoutSubscribe = (): KeyValueStore => {
+    const { subscribe: _omitted, ...rest } = createMemoryStore();
+    return rest as KeyValueStore;
+  };
+
+  it.each([
+    { path: "the event hub", kv: () => createMemoryStore() },
+    { path: "a polling stream", kv: withoutSubscribe },
+  ])("ends every open stream on $path, lets go of its subscription, and ends a stream asked for afterwards at once", async ({ kv }) => {
+    const stopping = new AbortController();
+    const store = kv();
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: store, deps: { stopping: stopping.signal } });
+    const [p, q] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
+    const open = await Promise.all([p, p, q].map((who) => t.request("/api/v1/matches/events", { headers: who.headers })));
+    const ended = open.map((res) => untilEnd(res));
+    await new Promise((r) => setTimeout(r, 100));
+    stopping.abort();
+    for (const text of await Promise.all(ended)) expect(text).toMatch(/^retry: 2000\n: connected\n\n/);
+    if (store.subscribe) expect(await store.publish(eventChannel(p.id), "ping")).toBe(0);
+    const late = await t.request("/api/v1/matches/events", { headers: p.headers });
+    expect(late.status).toBe(200);
+    expect(await untilEnd(late)).toBe("retry: 2000\n\n");
+  });
+});
+
 describe("a polling event stream whose read fails", () => {
   it("ends without sending the error, and logs the query without its bound values and with the driver's cause", async () => {
     const { subscribe: _omitted, ...rest } = createMemoryStore();

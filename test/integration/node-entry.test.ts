@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { API_NODE_ARGS } from "../../bench/lib/servers";
 import { request as httpRequest } from "node:http";
 import { startTestIssuer } from "../support/issuer";
+import { startUpstashRestServer } from "../support/upstash-rest-server";
 
 const run = (env: Record<string, string>) => runTs("src/node/main.ts", [], env);
 
@@ -91,6 +92,44 @@ describe("the Node entry (npm start)", () => {
       expect(proc.output()).toContain('"msg":"migrations checked"');
     } finally {
       proc.child.kill("SIGKILL");
+    }
+  });
+
+  it.each([
+    { path: "the event hub (Redis)", store: "redis" as const },
+    { path: "a polling stream (Upstash, no subscription)", store: "upstash" as const },
+  ])("on SIGTERM ends an open event stream on $path cleanly, closes its connections and exits at once", { timeout: 40_000 }, async ({ store }) => {
+    const issuer = await startTestIssuer();
+    const upstash = store === "upstash" ? await startUpstashRestServer({ redisUrl: TEST_REDIS_URL, token: "node-entry-token" }) : undefined;
+    const port = await freePort();
+    const storeEnv: Record<string, string> = upstash ? { UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: "node-entry-token" } : { REDIS_URL: TEST_REDIS_URL };
+    const proc = run({ DATABASE_URL: env.db.url, PORT: String(port), OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience, KV_PREFIX: `entry-${store}-${port}:`, ...storeEnv });
+    try {
+      await waitForHealth(`http://127.0.0.1:${port}/health`, 30_000);
+      const token = await issuer.sign({ sub: `node-entry-stream-${store}`, email: "stream@example.test" });
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/matches/events`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      while (!text.includes(": connected")) text += decoder.decode((await reader.read()).value, { stream: true });
+
+      const signalled = Date.now();
+      proc.child.kill("SIGTERM");
+      // The stream ends as a stream does (a fetch whose connection is cut fails with "terminated").
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      expect(await proc.exited).toBe(0);
+      // Well before the 5 s fallback, which exits without closing the pool and store or flushing the log.
+      expect(Date.now() - signalled).toBeLessThan(3_000);
+      expect(proc.output()).toContain('"msg":"shutting down"');
+      expect(proc.output()).toContain('"msg":"stopped"');
+    } finally {
+      proc.child.kill("SIGKILL");
+      await Promise.all([issuer.close(), upstash?.close()]);
     }
   });
 

@@ -41,6 +41,9 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
   // it, so a stream opened for one would never learn that nobody reads it (its subscription,
   // polling and heartbeats would live on).
   if (c.req.method === "HEAD") return new Response(null, { status: 200, headers: SSE_HEADERS });
+  // The process is stopping and ends every stream: a new one would hold the server open. The
+  // client is told to come back (to another instance, or this one restarted).
+  if (deps.stopping?.aborted) return new Response(`retry: ${RETRY_MS}\n\n`, { status: 200, headers: SSE_HEADERS });
   // The stream outlives the request's own session (released when the handler returns; on
   // Workers that ends its connection), so it holds a session of its own until it closes.
   const session = deps.database.session();
@@ -67,6 +70,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
   }
 
   const requestId = c.get("requestId");
+  const { streamClosers } = c.var.runtime;
   // Every failure is caught inside: Hono's helper would send a thrown error's message to the
   // client as an `error` event (SQL text with its bound values), and EventSource takes an event
   // of that name for a failed connection.
@@ -80,7 +84,13 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
     };
     let unsubscribe: (() => void) | undefined;
     let heartbeat: ReturnType<typeof setInterval> | undefined;
+    let stopped = false;
+    const stop = () => {
+      stopped = true;
+      signal();
+    };
     stream.onAbort(signal);
+    streamClosers.add(stop);
     try {
       const subscribe = deps.kv.subscribe?.bind(deps.kv);
       if (subscribe) {
@@ -96,7 +106,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
       // A comment line; EventSource ignores it. Writes queue on the stream, so it never splits an event.
       heartbeat = setInterval(() => void stream.write(": heartbeat\n\n"), HEARTBEAT_MS);
 
-      while (!stream.aborted && !stream.closed) {
+      while (!stream.aborted && !stream.closed && !stopped) {
         pending = false;
         for (;;) {
           const batch = await eventsAfter(session.db, userId, lastId);
@@ -105,9 +115,9 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
             await stream.writeSSE({ id: String(event.id), event: event.type, data: JSON.stringify(event.data) });
             lastId = event.id;
           }
-          if (batch.length < 100 || stream.aborted) break;
+          if (batch.length < 100 || stream.aborted || stopped) break;
         }
-        if (stream.aborted || pending) continue;
+        if (stream.aborted || stopped || pending) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, waitMs);
           wake = () => {
@@ -123,6 +133,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
       deps.logger.error("match event stream failed", { requestId, userId, error: loggedError(err) });
       await stream.write(`: error ${requestId}\n\n`);
     } finally {
+      streamClosers.delete(stop);
       if (heartbeat !== undefined) clearInterval(heartbeat);
       try {
         unsubscribe?.();
@@ -165,6 +176,15 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
     lastId: start,
     deliver: (events: StoredEvent[]) => send(encoder.encode(events.map(formatEvent).join(""))),
     heartbeat: () => send(HEARTBEAT),
+    close: () => {
+      const ctrl = controller;
+      controller = undefined;
+      try {
+        ctrl?.close();
+      } catch {
+        // Already cancelled by the client.
+      }
+    },
   };
   const body = new ReadableStream<Uint8Array>({
     start(ctrl) {
@@ -175,12 +195,7 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
         hub.remove(entry);
         // A stream the hub does not serve would only ever get the opening lines: ending it
         // lets the client reconnect with Last-Event-ID.
-        try {
-          ctrl.close();
-        } catch {
-          // Already cancelled by the client.
-        }
-        controller = undefined;
+        entry.close();
       });
     },
     cancel() {

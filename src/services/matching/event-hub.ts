@@ -27,12 +27,16 @@ export interface HubStream {
   deliver(events: StoredEvent[]): boolean;
   /** Sends a comment line; returns false once the stream is gone. */
   heartbeat(): boolean;
+  /** Ends the stream for the client (who reconnects with Last-Event-ID). */
+  close(): void;
 }
 
 export interface EventHub {
   /** Registers an open stream and reads what is stored after its cursor. */
   add(stream: HubStream): Promise<void>;
   remove(stream: HubStream): void;
+  /** Ends every open stream and lets go of every subscription and timer (the process is stopping). */
+  closeAll(): void;
 }
 
 interface Person {
@@ -260,6 +264,18 @@ export function createEventHub(options: {
       enqueue(stream.userId);
     },
     remove,
+    closeAll() {
+      for (const person of [...people.values()]) {
+        for (const s of [...person.streams]) {
+          s.close();
+          remove(s);
+        }
+      }
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      if (pollTimer !== undefined) clearTimeout(pollTimer);
+      pollTimer = undefined;
+    },
   };
 }
 
