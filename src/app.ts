@@ -15,7 +15,7 @@ import { discoveryRoutes } from "./routes/discovery";
 import { profileRoutes } from "./routes/profiles";
 import { safetyRoutes } from "./routes/safety";
 import { paymentRoutes } from "./routes/payments";
-import { paymentWebhookRoutes } from "./routes/payments/webhooks";
+import { WEBHOOK_BODY_LIMITS, paymentWebhookRoutes } from "./routes/payments/webhooks";
 import { kbRoutes } from "./routes/kb";
 import { KB_FORM_PATHS, KB_BODY_LIMITS } from "./routes/kb/limits";
 import { VOICE_PREFIX, voiceRoutes } from "./routes/voice";
@@ -65,7 +65,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   );
 
   const bodies = checkBodies({
-    limits: [...KB_BODY_LIMITS, { prefix: VOICE_PREFIX, maxBytes: deps.config.VOICE_MAX_BODY_BYTES, stream: true }],
+    limits: [...KB_BODY_LIMITS, ...WEBHOOK_BODY_LIMITS, { prefix: VOICE_PREFIX, maxBytes: deps.config.VOICE_MAX_BODY_BYTES, stream: true }],
     formPaths: [...KB_FORM_PATHS],
     anyTypePaths: [VOICE_PREFIX],
   });

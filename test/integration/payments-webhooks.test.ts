@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { fixedClock, type Clock } from "../../src/platform/clock";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
@@ -353,6 +353,64 @@ describe("crypto payment notifications", () => {
     crypto.setStatus(paymentId, "finished");
     expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("credited");
     expect(await balanceOf(db(), me.id)).toBe(2500);
+  });
+});
+
+describe("what an unauthenticated notification can cost", () => {
+  it("crypto: refuses a missing or malformed x-nowpayments-sig with 401 before the body is parsed", async () => {
+    const t = app();
+    const me = await person(t);
+    const { paymentId } = await cryptoIntent(t, me, 20);
+    const crypto = providers.current.crypto;
+    crypto.setStatus(paymentId, "finished");
+    const ipn = crypto.ipn(paymentId);
+    const good = ipn.headers["x-nowpayments-sig"] as string;
+    const parse = vi.spyOn(JSON, "parse");
+    const parsedBody = () => parse.mock.calls.filter(([text]) => text === ipn.body).length;
+    try {
+      const refused: Record<string, string>[] = [{}, { "x-nowpayments-sig": "" }, { "x-nowpayments-sig": good.slice(0, 127) }, { "x-nowpayments-sig": `${good}0` }, { "x-nowpayments-sig": `${good.slice(0, 127)}g` }];
+      for (const headers of refused) {
+        await expectError(await deliver(t, ipn, headers), 401, "unauthorized");
+      }
+      expect(parsedBody()).toBe(0);
+      // A well-formed signature is checked against the body, so that one is parsed (and refused).
+      await expectError(await deliver(t, ipn, { "x-nowpayments-sig": "f".repeat(128) }), 401, "unauthorized");
+      expect(parsedBody()).toBe(1);
+    } finally {
+      parse.mockRestore();
+    }
+    // Upper-case hex is the same signature.
+    expect(await resultOf(await deliver(t, ipn, { "x-nowpayments-sig": good.toUpperCase() }))).toBe("credited");
+  });
+
+  it("refuses a body over 64 KiB on every provider callback with 413, before any signature, hash or token", async () => {
+    const t = app();
+    const me = await person(t);
+    const { paymentId } = await cryptoIntent(t, me, 20);
+    const crypto = providers.current.crypto;
+    crypto.setStatus(paymentId, "finished");
+    const ipn = crypto.ipn(paymentId);
+    const padded = (body: string, size: number) => `${body.slice(0, -1)},"padding":"${"x".repeat(size - body.length - 13)}"}`;
+    const over = padded(ipn.body, 64 * 1024 + 1);
+    expect(over.length).toBe(64 * 1024 + 1);
+    const paths = ["/api/payments/card-a/webhook", "/api/v1/payments/card-b/webhook", "/api/payments/crypto/ipn", `/api/v1/mobile-money/callback/${"a".repeat(64)}`];
+    for (const path of paths) {
+      // Streamed (no Content-Length) and declared: both are held to the route's limit.
+      await expectError(await t.request(path, { method: "POST", headers: { "content-type": "application/json", ...ipn.headers }, body: over }), 413, "payload_too_large");
+      await expectError(
+        await t.request(path, { method: "POST", headers: { "content-type": "application/json", "content-length": String(over.length), ...ipn.headers }, body: over }),
+        413,
+        "payload_too_large",
+      );
+    }
+    // Other routes keep the general 1 MiB limit: the same body is not too large for them.
+    expect((await post(t, me, "/api/v1/wallet/transfer", { padding: "x".repeat(64 * 1024) })).status).toBe(400);
+    // A notification at the limit is read and judged by its signature.
+    const atLimit = padded(ipn.body, 64 * 1024);
+    expect(atLimit.length).toBe(64 * 1024);
+    await expectError(await deliver(t, { ...ipn, body: atLimit }), 401, "unauthorized");
+    expect(await paymentRow(db(), paymentId)).toMatchObject({ status: "pending" });
+    expect(await resultOf(await deliver(t, ipn))).toBe("credited");
   });
 });
 

@@ -11,10 +11,20 @@ import { handleStkCallback } from "../../services/payments/mobile-money";
 // secret or URL token, and reads its raw body itself (a signature covers the exact bytes).
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const err = (description: string) => json(ErrorBody, description);
+/**
+ * A provider notification is a few kilobytes. The general 1 MiB limit would let anyone make these
+ * unauthenticated routes read, parse and hash (the crypto IPN's signature covers its parsed, key-sorted
+ * JSON) far more than a provider ever sends, so they take bodies up to this.
+ */
+export const WEBHOOK_MAX_BODY_BYTES = 64 * 1024;
+export const WEBHOOK_BODY_LIMITS = ["/api/payments/card-a/webhook", "/api/v1/payments/card-b/webhook", "/api/payments/crypto/ipn", "/api/v1/mobile-money/callback/"].map(
+  (prefix) => ({ prefix, maxBytes: WEBHOOK_MAX_BODY_BYTES }),
+);
 const Received = z.object({ received: z.literal(true), result: z.string() }).openapi("WebhookReceived");
 const COMMON = {
   400: err("The body is not a JSON object (after its signature, hash or token passed)"),
   401: err("Missing or wrong signature, hash or token"),
+  413: err("Body over 64 KiB (`payload_too_large`)"),
   503: err("The provider is not configured"),
 } as const;
 const webhook = (path: string, summary: string, header?: string) =>

@@ -109,6 +109,9 @@ function outcomeOf(payment: PaymentRow, p: ProviderPayment): ProviderOutcome {
   }
 }
 
+/** A hex HMAC-SHA512, in either case (signatureMatches compares it case-insensitively). */
+const SIGNATURE_FORM = /^[0-9a-f]{128}$/i;
+
 /**
  * The provider's payment notification: `x-nowpayments-sig` is HMAC-SHA512 (hex) of the body's JSON
  * with its keys sorted, under CRYPTO_IPN_SECRET. One notification per payment status, so the
@@ -116,6 +119,9 @@ function outcomeOf(payment: PaymentRow, p: ProviderPayment): ProviderOutcome {
  */
 export async function handleCryptoIpn(deps: PaymentDeps, rawBody: string, signature: string | undefined): Promise<{ received: true; result: SettleResult | "ignored" }> {
   const provider = cryptoConfig(deps.config);
+  // Parsing, key-sorting and hashing the body is the costly part of this unauthenticated route,
+  // so a request whose header could never match (absent, or not a hex SHA-512) stops before it.
+  if (signature === undefined || !SIGNATURE_FORM.test(signature.trim())) throw new ApiError("unauthorized", "invalid notification signature");
   // The signature covers the parsed JSON, so a body that does not parse cannot carry one.
   let parsed: unknown;
   try {
