@@ -17,13 +17,18 @@ const providers = useProviders();
 const db = () => env.db.database.db;
 afterEach(async () => {
   await expectLedgerBalanced(db());
-  // Each test counts what its passes ask about: nothing a test left unsettled is due in the next.
-  await queryRows(db(), sql`update payments set status = 'expired' where status in ('pending', 'failed') returning id`);
+  // Each test counts what its passes ask about: nothing a test left unsettled is due in the next
+  // (failed and expired payments are asked about for a day after they were made).
+  await queryRows(db(), sql`update payments set status = 'expired', created_at = created_at - interval '30 days' where status <> 'completed' returning id`);
 });
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const post = (t: TestApp, who: Person, path: string, body: unknown) => t.request(path, json(body, who.headers)).then((r) => r.json() as Promise<Record<string, string>>);
+const resultOf = async (res: Response) => {
+  expect(res.status, await res.clone().text()).toBe(200);
+  return ((await res.json()) as { result: string }).result;
+};
 
 /** `n` pending payments of a provider made `createdAt` and never paid, written straight to the table (a backlog as traffic leaves it). */
 async function backlog(provider: "card-a" | "card-b", userId: string, n: number, createdAt: Date): Promise<string[]> {
@@ -204,7 +209,8 @@ describe("payment reconciliation", () => {
     expect(await paymentRow(db(), confirming)).toMatchObject({ status: "pending" });
     p.crypto.setStatus(confirming, "finished");
     clock.advance(5 * MINUTE);
-    expect(await reconcile()).toMatchObject({ checked: 1, credited: 1 });
+    // The expired intent is asked about too: coins may still arrive for it.
+    expect(await reconcile()).toMatchObject({ checked: 2, credited: 1, unchanged: 1 });
     expect(await balanceOf(db(), me.id)).toBe(1200 + 1300);
   });
 
@@ -231,5 +237,77 @@ describe("payment reconciliation", () => {
     expect(await reconcile()).toMatchObject({ checked: 0 });
     expect(asked()).toBe(before);
     expect((await paymentRow(db(), old)).status).toBe("failed");
+  });
+
+  it("never lets a late 'waiting' notification expire an intent whose coins are confirming, and credits it once when the 'finished' one is lost", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const crypto = providers.current.crypto;
+    const intent = (await post(t, me, "/api/payments/crypto/create", { amount: 20, currency: "USDT" })) as unknown as { paymentId: string; expiresAt: number };
+    // The provider's first notification (waiting) did not reach us; it is redelivered later.
+    const staleWaiting = crypto.ipn(intent.paymentId);
+    crypto.setStatus(intent.paymentId, "confirming");
+    clock.set(intent.expiresAt * 1000 + MINUTE);
+    expect(await resultOf(await deliver(t, crypto.ipn(intent.paymentId)))).toBe("unchanged");
+    expect(await resultOf(await deliver(t, staleWaiting))).toBe("unchanged");
+    expect(await paymentRow(db(), intent.paymentId)).toMatchObject({ status: "pending" });
+    // Asked while the network still confirms, the provider's answer keeps it pending.
+    expect(await reconcile()).toMatchObject({ checked: 1, unchanged: 1, expired: 0 });
+
+    crypto.setStatus(intent.paymentId, "finished"); // its notification is lost
+    clock.advance(30 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 1, credited: 1 });
+    expect(await paymentRow(db(), intent.paymentId)).toMatchObject({ status: "completed" });
+    expect(await resultOf(await deliver(t, crypto.ipn(intent.paymentId)))).toBe("unchanged");
+    expect(await reconcile()).toMatchObject({ checked: 0 });
+    expect(await creditsOf(db(), intent.paymentId)).toBe(1);
+    expect(await balanceOf(db(), me.id)).toBe(2000);
+  });
+
+  it("keeps asking about a crypto intent it expired, so coins that arrive late credit once, until PAYMENT_EXPIRE_AFTER_SECONDS", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const crypto = providers.current.crypto;
+    const late = (await post(t, me, "/api/payments/crypto/create", { amount: 15, currency: "USDT" })).paymentId as string;
+    const never = (await post(t, me, "/api/payments/crypto/create", { amount: 16, currency: "USDT" })).paymentId as string;
+    clock.advance(61 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 2, expired: 2 });
+    expect(await paymentRow(db(), late)).toMatchObject({ status: "expired", failure_reason: "intent expired" });
+
+    // The payer's coins reach the address after expiresAt; the provider finishes the payment at our
+    // price, and its notification is lost.
+    crypto.setStatus(late, "finished");
+    clock.advance(5 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 2, credited: 1, unchanged: 1 });
+    expect(await paymentRow(db(), late)).toMatchObject({ status: "completed" });
+    expect(await reconcile()).toMatchObject({ checked: 1, credited: 0, unchanged: 1 });
+    expect(await creditsOf(db(), late)).toBe(1);
+    expect(await balanceOf(db(), me.id)).toBe(1500);
+
+    // A day after it was made, the intent nothing was sent to is no longer asked about.
+    clock.advance(23 * HOUR);
+    const asked = () => crypto.requests.filter((r) => r.path === `/v1/payment/${crypto.byOrder(never).payment_id}`).length;
+    const before = asked();
+    expect(await reconcile()).toMatchObject({ checked: 0 });
+    expect(asked()).toBe(before);
+    expect(await paymentRow(db(), never)).toMatchObject({ status: "expired" });
+  });
+
+  it("keeps asking about a mobile-money push the status query called failed, and credits it once when the provider then reports it paid", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const mm = providers.current.mobile;
+    const push = await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 700 });
+    // 1037: the phone could not be reached in time, although the payer may still approve the prompt.
+    mm.complete(push.checkoutRequestId as string, 1037);
+    expect(await resultOf(await deliver(t, mm.callback(push.checkoutRequestId as string)))).toBe("failed");
+    mm.complete(push.checkoutRequestId as string, 0);
+
+    clock.advance(16 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 1, credited: 1 });
+    expect(await paymentRow(db(), push.requestId as string)).toMatchObject({ status: "completed" });
+    expect(await reconcile()).toMatchObject({ checked: 0 });
+    expect(await creditsOf(db(), push.requestId as string)).toBe(1);
+    expect(await balanceOf(db(), me.id)).toBe(700);
   });
 });

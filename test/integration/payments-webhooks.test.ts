@@ -320,17 +320,20 @@ describe("crypto payment notifications", () => {
     expect(await balanceOf(db(), me.id)).toBe(2000);
   });
 
-  it("expires an intent past expiresAt that nothing was sent to; money that still finishes for it is credited", async () => {
+  it("never expires an intent on a waiting notification past expiresAt (reconciliation asks first); money that then finishes is credited", async () => {
     const { clock, t, me, paymentId, expiresAt } = await intentOnFrozenClock(20);
     const early = await cryptoIntent(t, me, 30);
     const crypto = providers.current.crypto;
-    // One second before expiry a waiting intent stays; just after it, one still waiting is over.
     clock.set(expiresAt * 1000 - 1_000);
     expect(await resultOf(await deliver(t, crypto.ipn(early.paymentId)))).toBe("unchanged");
     expect(await paymentRow(db(), early.paymentId)).toMatchObject({ status: "pending" });
+    // The notification may be a redelivery of a state long past: it changes nothing.
     clock.set(expiresAt * 1000 + 1_000);
-    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("expired");
-    expect(await paymentRow(db(), paymentId)).toMatchObject({ status: "expired", failure_reason: "intent expired" });
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("unchanged");
+    expect(await paymentRow(db(), paymentId)).toMatchObject({ status: "pending" });
+    // The provider's own `expired` does end it.
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId, { payment_status: "expired" })))).toBe("expired");
+    expect(await paymentRow(db(), paymentId)).toMatchObject({ status: "expired", failure_reason: "provider expired the payment" });
     // The payer sent the quoted amount anyway and the provider finished it at our price.
     crypto.setStatus(paymentId, "finished");
     expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("credited");

@@ -25,11 +25,13 @@ const BATCH = 200;
 /**
  * One pass. card-a requests still pending after PAYMENT_EXPIRE_AFTER_SECONDS expire in one
  * statement (its provider has no lookup by our reference). Then up to BATCH payments due a check
- * (pending longer than PAYMENT_RECONCILE_AFTER_SECONDS, or a card-b payment that failed within
- * PAYMENT_EXPIRE_AFTER_SECONDS: another attempt on its link may still succeed) are asked about at
- * their provider, least recently asked first, and moved on as a webhook would have moved them; one
- * still pending after PAYMENT_EXPIRE_AFTER_SECONDS (or a crypto intent past expiresAt that nothing
- * was sent to) expires. With N payments due, each is asked within ceil(N / BATCH) passes.
+ * (pending longer than PAYMENT_RECONCILE_AFTER_SECONDS, or failed or expired within
+ * PAYMENT_EXPIRE_AFTER_SECONDS: another attempt on a card-b link may still succeed, coins sent to
+ * an expired crypto intent still arrive, a push the status query called failed may still be paid)
+ * are asked about at their provider, least recently asked first, and moved on as a webhook would
+ * have moved them; one still pending after PAYMENT_EXPIRE_AFTER_SECONDS (or a crypto intent past
+ * expiresAt that nothing was sent to) expires. With N payments due, each is asked within
+ * ceil(N / BATCH) passes.
  * The same function runs from the Workers cron trigger and the Node interval; several runs at
  * once are safe, because every change goes through settlePayment's row lock and allowed transitions.
  */
@@ -47,10 +49,7 @@ export async function reconcilePayments(deps: PaymentDeps): Promise<ReconcileRep
       deps.logger.warn("payment reconciliation could not reach the provider", { paymentId: payment.id, provider: payment.provider, error: err instanceof ProviderFailure ? err.message : String(err) });
       continue;
     }
-    if (outcome.kind === "pending" && now - payment.createdAt.getTime() > deps.config.PAYMENT_EXPIRE_AFTER_SECONDS * 1000) {
-      outcome = { kind: "expired", reason: "not paid in time" };
-    }
-    const result: SettleResult = await settlePayment(deps, { paymentId: payment.id, outcome });
+    const result: SettleResult = await settlePayment(deps, { paymentId: payment.id, outcome: expiryOf(deps, payment, outcome, now) });
     if (result === "credited") report.credited++;
     else if (result === "failed") report.failed++;
     else if (result === "expired") report.expired++;
@@ -58,6 +57,20 @@ export async function reconcilePayments(deps: PaymentDeps): Promise<ReconcileRep
   }
   if (report.checked > 0 || report.expired > 0) deps.logger.info("payment reconciliation", { ...report });
   return report;
+}
+
+/**
+ * Where a payment the provider still calls pending is over. Only here, with the provider's current
+ * view in hand: a notification saying "pending" may be a redelivery of a state long past (a crypto
+ * `waiting` sent before the coins arrived), so it never expires anything itself. A crypto intent
+ * quotes its amount until expiresAt; past it, one nothing was sent to is over. One the provider has
+ * seen money for waits until PAYMENT_EXPIRE_AFTER_SECONDS like any payment.
+ */
+function expiryOf(deps: PaymentDeps, payment: PaymentRow, outcome: ProviderOutcome, now: number): ProviderOutcome {
+  if (outcome.kind !== "pending") return outcome;
+  if (now - payment.createdAt.getTime() > deps.config.PAYMENT_EXPIRE_AFTER_SECONDS * 1000) return { kind: "expired", reason: "not paid in time" };
+  const intentRanOut = payment.provider === "crypto" && payment.expiresAt !== null && now > payment.expiresAt.getTime() && !outcome.paymentSeen;
+  return intentRanOut ? { kind: "expired", reason: "intent expired" } : outcome;
 }
 
 /**
@@ -92,7 +105,8 @@ async function claimDue(deps: PaymentDeps, now: number): Promise<PaymentRow[]> {
         lt(payments.createdAt, dueSince),
         or(
           and(eq(payments.status, "pending"), ne(payments.provider, "card-a")),
-          and(eq(payments.status, "failed"), eq(payments.provider, "card-b"), gt(payments.createdAt, retryAttemptsSince)),
+          // Money can still arrive for these (see reconcilePayments); settling it credits as usual.
+          and(inArray(payments.status, ["failed", "expired"]), ne(payments.provider, "card-a"), gt(payments.createdAt, retryAttemptsSince)),
         ),
       ),
     )

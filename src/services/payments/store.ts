@@ -126,8 +126,10 @@ export async function eventSeen(db: Db, provider: Provider, eventId: string): Pr
 }
 
 /**
- * What the provider says happened. `pending` changes nothing, except that a crypto intent past
- * expiresAt expires unless `paymentSeen` (the provider has seen money for it, not yet confirmed).
+ * What the provider says happened. `pending` changes nothing here: a notification saying so may be
+ * a late redelivery of an older state, so only reconciliation, having asked the provider, turns it
+ * into `expired` (reconcile.ts). `paymentSeen`: the provider has seen money for it, not yet enough
+ * or not yet confirmed.
  */
 export type ProviderOutcome = { kind: "paid" } | { kind: "failed"; reason: string } | { kind: "expired"; reason: string } | { kind: "pending"; paymentSeen?: boolean };
 
@@ -187,19 +189,8 @@ async function transition(deps: PaymentDeps, tx: Tx, row: PaymentRow, outcome: P
       await setStatus(tx, row.id, outcome.kind, now, outcome.reason);
       return { result: outcome.kind };
     case "pending":
-      if (row.status !== "pending" || !intentRanOut(row, outcome, now)) return { result: "unchanged" };
-      await setStatus(tx, row.id, "expired", now, "intent expired");
-      return { result: "expired" };
+      return { result: "unchanged" };
   }
-}
-
-/**
- * A crypto intent quotes its amount until expiresAt; past it, one nothing was sent to is over.
- * One the provider has seen money for waits (reconciliation expires it after
- * PAYMENT_EXPIRE_AFTER_SECONDS like any payment), so it is still asked about until it finishes.
- */
-function intentRanOut(row: PaymentRow, outcome: { paymentSeen?: boolean }, now: Date): boolean {
-  return row.provider === "crypto" && row.expiresAt !== null && now.getTime() > row.expiresAt.getTime() && !outcome.paymentSeen;
 }
 
 async function setStatus(tx: Tx, id: string, status: PaymentStatus, now: Date, reason: string): Promise<void> {
