@@ -1,4 +1,6 @@
+import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { queryRows } from "../../src/db/rows";
 import { fixedClock, type Clock } from "../../src/platform/clock";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
@@ -155,6 +157,60 @@ describe("card-a events other than a paid order", () => {
     const body = "order_created but not JSON";
     const res = await deliver(t, { path: "/api/payments/card-a/webhook", body, headers: { "x-signature": hmacHex("sha256", "card-a-signing-secret", body) } });
     await expectError(res, 400, "invalid_input");
+  });
+});
+
+describe("signed notifications naming another provider's payment", () => {
+  /** Every event recorded against a payment, and the payment's state: neither may move. */
+  const trace = async (id: string) => ({
+    events: await queryRows(db(), sql`select provider, kind from payment_events where payment_id = ${id} order by received_at`),
+    row: (await queryRows(db(), sql`select status, failure_reason, updated_at from payments where id = ${id}`))[0],
+  });
+  const eventsNamed = (provider: string, eventPrefix: string) =>
+    queryRows(db(), sql`select event_id from payment_events where provider = ${provider} and event_id like ${`${eventPrefix}%`}`);
+
+  it("card-a: an order whose custom data names a crypto or card-b payment, or nothing of ours, is unknown_payment and moves nothing", async () => {
+    const t = app();
+    const me = await person(t);
+    const { paymentId } = await cryptoIntent(t, me, 20);
+    const cardB = await cardBCheckout(t, me, 12);
+    providers.current.crypto.setStatus(paymentId, "confirming");
+    const before = { crypto: await trace(paymentId), cardB: await trace(cardB) };
+    for (const [id, orderId] of [[paymentId, 90_001], [cardB, 90_002], ["fund_not_one_of_ours", 90_003]] as const) {
+      for (const status of ["paid", "failed"]) expect(await cardAOrder(t, id, { orderId, status, subtotal: 2000 })).toBe("unknown_payment");
+    }
+    expect({ crypto: await trace(paymentId), cardB: await trace(cardB) }).toEqual(before);
+    expect(await eventsNamed("card-a", "order_created:9000")).toEqual([]);
+    expect(t.logs).toContainEqual(expect.objectContaining({ level: "warn", msg: "card-a webhook for an unknown funding request", fundingId: paymentId }));
+    // The crypto intent still settles from its own provider.
+    providers.current.crypto.setStatus(paymentId, "finished");
+    expect(await resultOf(await deliver(t, providers.current.crypto.ipn(paymentId)))).toBe("credited");
+    expect(await balanceOf(db(), me.id)).toBe(2000);
+  });
+
+  it("crypto: a notification whose order_id names a card-a or card-b payment, or nothing of ours, is unknown_payment and moves nothing", async () => {
+    const t = app();
+    const me = await person(t);
+    const fund = await cardACheckout(t, me, 900);
+    const cardB = await cardBCheckout(t, me, 12);
+    const { paymentId } = await cryptoIntent(t, me, 20);
+    const crypto = providers.current.crypto;
+    const p = crypto.byOrder(paymentId);
+    const before = { fund: await trace(fund), cardB: await trace(cardB) };
+    for (const orderId of [fund, cardB, "cpay_not_one_of_ours"]) {
+      for (const payment_status of ["finished", "failed", "expired"]) {
+        const value = { ...p, order_id: orderId, payment_status };
+        const body = JSON.stringify(value);
+        const res = await deliver(t, { path: "/api/payments/crypto/ipn", body, headers: { "x-nowpayments-sig": hmacHex("sha512", "crypto-ipn-secret", JSON.stringify(sortKeys(value))) } });
+        expect(await resultOf(res)).toBe("unknown_payment");
+      }
+    }
+    expect({ fund: await trace(fund), cardB: await trace(cardB) }).toEqual(before);
+    expect(await eventsNamed("crypto", `${p.payment_id}:`)).toEqual([]);
+    // The intent's own notification is not used up by them.
+    crypto.setStatus(paymentId, "finished");
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("credited");
+    expect(await balanceOf(db(), me.id)).toBe(2000);
   });
 });
 

@@ -99,9 +99,14 @@ export async function handleCardAWebhook(deps: PaymentDeps, rawBody: string, sig
   }
   const attrs = body.data?.attributes ?? {};
   const payment = await findPayment(deps.db, fundingId);
+  // The signature says the provider sent it, not that its custom data names one of its own
+  // checkouts: an order naming another provider's payment, or none, moves nothing (as card-b).
+  if (!payment || payment.provider !== "card-a") {
+    deps.logger.warn("card-a webhook for an unknown funding request", { fundingId, orderId });
+    return { received: true, result: "unknown_payment" };
+  }
   let outcome: ProviderOutcome;
-  if (!payment || payment.provider !== "card-a") outcome = { kind: "pending" };
-  else if (attrs.status === "paid") {
+  if (attrs.status === "paid") {
     // subtotal is the price before any discount: a discounted order paid less than the coins cost.
     const sameMoney =
       Number(attrs.subtotal) === payment.amount && Number(attrs.discount_total ?? 0) === 0 && String(attrs.currency ?? "").toUpperCase() === payment.currency;

@@ -141,10 +141,15 @@ export async function handleCryptoIpn(deps: PaymentDeps, rawBody: string, signat
     return { received: true, result: "ignored" };
   }
   const payment = await findPayment(deps.db, orderId);
-  const outcome = payment && payment.provider === "crypto" ? outcomeOf(payment, body) : { kind: "pending" as const };
+  // As on card-a: a signed notification whose order_id names another provider's payment, or none,
+  // moves nothing.
+  if (!payment || payment.provider !== "crypto") {
+    deps.logger.warn("crypto notification for an unknown payment", { orderId, paymentId });
+    return { received: true, result: "unknown_payment" };
+  }
   const result = await settlePayment(deps, {
-    paymentId: orderId,
-    outcome,
+    paymentId: payment.id,
+    outcome: outcomeOf(payment, body),
     event: { provider: "crypto", id: `${paymentId}:${status}`, kind: status },
   });
   return { received: true, result };
