@@ -7,7 +7,8 @@ import { reconcilePayments } from "../../src/services/payments/reconcile";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
-import { balanceOf, creditsOf, deliver, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
+import { REVIEW_MESSAGES } from "../../src/services/payments/store";
+import { balanceOf, creditsOf, deliver, errorsNamed, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
 import { json } from "../support/users";
 
 // Lost webhooks and abandoned checkouts: the scheduled pass asks each provider and settles.
@@ -309,5 +310,72 @@ describe("payment reconciliation", () => {
     expect(await reconcile()).toMatchObject({ checked: 0 });
     expect(await creditsOf(db(), push.requestId as string)).toBe(1);
     expect(await balanceOf(db(), me.id)).toBe(700);
+  });
+
+  it("records for a person, once, crypto money it expires without crediting: partly paid, paid at another price, or never confirmed", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const crypto = providers.current.crypto;
+    const partly = (await post(t, me, "/api/payments/crypto/create", { amount: 20, currency: "USDT" })).paymentId as string;
+    const otherPrice = (await post(t, me, "/api/payments/crypto/create", { amount: 21, currency: "USDT" })).paymentId as string;
+    const stuck = (await post(t, me, "/api/payments/crypto/create", { amount: 22, currency: "USDT" })).paymentId as string;
+    const unpaid = (await post(t, me, "/api/payments/crypto/create", { amount: 23, currency: "USDT" })).paymentId as string;
+    crypto.setStatus(partly, "partially_paid").actually_paid = 12;
+    crypto.setStatus(otherPrice, "finished").price_amount = 19;
+    crypto.setStatus(stuck, "confirming");
+    // Their notifications say so, and change nothing while the money may still be completed.
+    for (const id of [partly, otherPrice]) expect(await resultOf(await deliver(t, crypto.ipn(id)))).toBe("unchanged");
+    clock.advance(2 * HOUR);
+    await reconcile();
+    expect(await paymentRow(db(), unpaid)).toMatchObject({ status: "expired", review_reason: null });
+    for (const id of [partly, otherPrice, stuck]) expect(await paymentRow(db(), id)).toMatchObject({ status: "pending", review_reason: null });
+    expect(errorsNamed(t, REVIEW_MESSAGES.not_credited)).toEqual([]);
+
+    clock.advance(23 * HOUR);
+    expect(await reconcile()).toMatchObject({ expired: 3 });
+    const notes = {
+      [partly]: "expired with money seen: partially paid (12 of 20 usdt)",
+      [otherPrice]: "expired with money seen: finished at 19 usd, not the 21 usd quoted",
+      [stuck]: "expired with money seen: money on its way, never finished",
+    };
+    for (const [id, note] of Object.entries(notes)) expect(await paymentRow(db(), id)).toMatchObject({ status: "expired", review_reason: `not_credited: ${note}` });
+    expect(errorsNamed(t, REVIEW_MESSAGES.not_credited).map((l) => [l.paymentId, l.note]).sort()).toEqual(Object.entries(notes).sort());
+    expect(await balanceOf(db(), me.id)).toBe(0);
+    // An admin lists them from the table.
+    const listed = await queryRows<{ id: string }>(db(), sql`select id from payments where user_id = ${me.id} and review_reason is not null order by review_flagged_at, id`);
+    expect(listed.map((r) => r.id).sort()).toEqual([partly, otherPrice, stuck].sort());
+  });
+
+  it("records once an intent it expired that the provider then reports partly paid, however often it asks", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const crypto = providers.current.crypto;
+    const id = (await post(t, me, "/api/payments/crypto/create", { amount: 20, currency: "USDT" })).paymentId as string;
+    clock.advance(61 * MINUTE);
+    expect(await reconcile()).toMatchObject({ expired: 1 });
+    crypto.setStatus(id, "partially_paid").actually_paid = 5;
+    for (let pass = 0; pass < 3; pass++) {
+      clock.advance(5 * MINUTE);
+      expect(await reconcile()).toMatchObject({ checked: 1, unchanged: 1 });
+    }
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "expired", review_reason: "not_credited: expired, then partially paid (5 of 20 usdt)" });
+    expect(errorsNamed(t, REVIEW_MESSAGES.not_credited)).toHaveLength(1);
+  });
+
+  it("takes the charge it credited, told again by a late webhook or callback, as no news (card-b, mobile money)", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const { cardB, mobile } = providers.current;
+    const id = (await post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 9, phoneNumber: "+15550100", email: "p@example.test" })).transactionId as string;
+    const push = await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 600 });
+    const tx = cardB.pay(id);
+    mobile.complete(push.checkoutRequestId as string, 0);
+    clock.advance(16 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 2, credited: 2 });
+    expect(await resultOf(await deliver(t, cardB.webhook(tx)))).toBe("unchanged");
+    expect(await resultOf(await deliver(t, mobile.callback(push.checkoutRequestId as string)))).toBe("unchanged");
+    for (const paid of [id, push.requestId as string]) expect(await paymentRow(db(), paid)).toMatchObject({ status: "completed", review_reason: null });
+    expect(errorsNamed(t, REVIEW_MESSAGES.second_payment)).toEqual([]);
+    expect(await balanceOf(db(), me.id)).toBe(900 + 600);
   });
 });

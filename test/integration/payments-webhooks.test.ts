@@ -6,7 +6,8 @@ import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { expectError } from "../support/errors";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
-import { balanceOf, creditsOf, deliver, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
+import { REVIEW_MESSAGES } from "../../src/services/payments/store";
+import { balanceOf, creditsOf, deliver, errorsNamed, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
 import { CARD_B } from "../support/providers/card-b";
 import { hmacHex } from "../support/providers/fake-server";
 import { sortKeys } from "../support/providers/sort-keys";
@@ -106,8 +107,9 @@ describe("card-a order webhook", () => {
     expect(t.logs.filter((l) => l.level === "error")).toEqual([]);
     expect(await cardAOrder(t, id, { orderId: 222 })).toBe("unchanged");
     expect(t.logs).toContainEqual(
-      expect.objectContaining({ level: "error", msg: "payment received for a completed funding request: refund by hand", paymentId: id, provider: "card-a", orderId: "222" }),
+      expect.objectContaining({ level: "error", msg: "payment received for a completed funding request: refund by hand", paymentId: id, provider: "card-a", userId: me.id, review: "second_payment" }),
     );
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "completed", review_reason: "second_payment: charge 222 after the credited one" });
     expect(await creditsOf(db(), id)).toBe(1);
     expect(await balanceOf(db(), me.id)).toBe(1500);
     // A replay of the second order is a duplicate, not another alert.
@@ -139,17 +141,15 @@ describe("card-a events other than a paid order", () => {
     expect(await balanceOf(db(), me.id)).toBe(650);
   });
 
-  it("acknowledges a refund or any other event without moving coins, and logs it for a person", async () => {
+  it("acknowledges another event without moving anything", async () => {
     const t = app();
     const me = await person(t);
     const id = await cardACheckout(t, me, 900);
     expect(await cardAOrder(t, id)).toBe("credited");
-    for (const event of ["order_refunded", "subscription_created"]) {
-      expect(await cardAOrder(t, id, { event, status: "refunded" })).toBe("ignored");
-    }
+    expect(await cardAOrder(t, id, { event: "subscription_created", status: "active" })).toBe("ignored");
     expect(await balanceOf(db(), me.id)).toBe(900);
-    expect(await paymentStatusOf(t, me, id)).toBe("completed");
-    expect(t.logs).toContainEqual(expect.objectContaining({ msg: "card-a webhook ignored", event: "order_refunded", fundingId: id }));
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "completed", review_reason: null });
+    expect(t.logs).toContainEqual(expect.objectContaining({ level: "info", msg: "card-a webhook ignored", event: "subscription_created", fundingId: id }));
   });
 
   it("answers 400 to a correctly signed body that is not JSON", async () => {
@@ -157,6 +157,122 @@ describe("card-a events other than a paid order", () => {
     const body = "order_created but not JSON";
     const res = await deliver(t, { path: "/api/payments/card-a/webhook", body, headers: { "x-signature": hmacHex("sha256", "card-a-signing-secret", body) } });
     await expectError(res, 400, "invalid_input");
+  });
+});
+
+describe("money a person must handle: logged at error once, and recorded on the payment", () => {
+  const REFUND = REVIEW_MESSAGES.reversed;
+  const SECOND = REVIEW_MESSAGES.second_payment;
+  const NOT_CREDITED = REVIEW_MESSAGES.not_credited;
+  const eventOutcome = async (provider: string, eventId: string) =>
+    (await queryRows<{ outcome: string }>(db(), sql`select outcome from payment_events where provider = ${provider} and event_id = ${eventId}`))[0]?.outcome;
+
+  it("card-a: a refund of the credited order is recorded for a person, the coins stay, and a refund of the uncredited second order is not", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 900);
+    expect(await cardAOrder(t, id, { orderId: 311 })).toBe("credited");
+    expect(await cardAOrder(t, id, { orderId: 312 })).toBe("unchanged"); // paid twice
+    // The person refunds the second order: nothing more to do.
+    expect(await cardAOrder(t, id, { event: "order_refunded", status: "refunded", orderId: 312 })).toBe("unchanged");
+    expect(errorsNamed(t, REFUND)).toEqual([]);
+    // Then the credited one is refunded (or charged back) too.
+    const refund = providers.current.cardA.orderWebhook(id, { event: "order_refunded", status: "refunded", orderId: 311 });
+    expect(await resultOf(await deliver(t, refund))).toBe("unchanged");
+    expect(await resultOf(await deliver(t, refund))).toBe("duplicate");
+    expect(errorsNamed(t, REFUND)).toEqual([expect.objectContaining({ paymentId: id, provider: "card-a", userId: me.id, review: "reversed", note: "order 311 refunded" })]);
+    expect(await paymentRow(db(), id)).toMatchObject({
+      status: "completed",
+      review_reason: "second_payment: charge 312 after the credited one; reversed: order 311 refunded",
+    });
+    expect(await eventOutcome("card-a", "order_refunded:311")).toBe("needs_review");
+    expect(await eventOutcome("card-a", "order_refunded:312")).toBe("unchanged");
+    expect(await balanceOf(db(), me.id)).toBe(900);
+  });
+
+  it("card-a: an order refunded before its paid order arrived still credits, and is recorded for a person", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 700);
+    expect(await cardAOrder(t, id, { event: "order_refunded", status: "refunded", orderId: 411 })).toBe("failed");
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "failed", failure_reason: "reversed: order 411 refunded", review_reason: null });
+    // The order_created delivery that failed earlier comes through.
+    expect(await cardAOrder(t, id, { orderId: 411 })).toBe("credited");
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "completed", review_reason: "reversed: paid after order 411 refunded" });
+    expect(errorsNamed(t, REFUND)).toHaveLength(1);
+    expect(await balanceOf(db(), me.id)).toBe(700);
+  });
+
+  it("card-a: a paid order that does not match its request is recorded as money not credited", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardACheckout(t, me, 1000);
+    expect(await cardAOrder(t, id, { orderId: 511, discountTotal: 500 })).toBe("unchanged");
+    expect(errorsNamed(t, NOT_CREDITED)).toEqual([expect.objectContaining({ paymentId: id, review: "not_credited", note: "order 511 of 1000 USD with discount 500" })]);
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "pending", review_reason: "not_credited: order 511 of 1000 USD with discount 500" });
+    expect(await creditsOf(db(), id)).toBe(0);
+  });
+
+  it("card-b: a second successful charge on a completed payment is recorded for a refund", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 12);
+    const cardB = providers.current.cardB;
+    const first = cardB.pay(id);
+    expect(await resultOf(await deliver(t, cardB.webhook(first)))).toBe("credited");
+    const second = cardB.pay(id);
+    expect(await resultOf(await deliver(t, cardB.webhook(second)))).toBe("unchanged");
+    expect(errorsNamed(t, SECOND)).toEqual([expect.objectContaining({ paymentId: id, provider: "card-b", review: "second_payment", note: `charge ${second.id} after the credited one` })]);
+    expect(await paymentRow(db(), id)).toMatchObject({ status: "completed", review_reason: `second_payment: charge ${second.id} after the credited one` });
+    expect(await eventOutcome("card-b", `charge.completed:${second.id}`)).toBe("needs_review");
+    expect(await balanceOf(db(), me.id)).toBe(1200);
+  });
+
+  it("card-b: a refund or chargeback of a credited payment is recorded for a person, and the coins stay", async () => {
+    const t = app();
+    const me = await person(t);
+    const id = await cardBCheckout(t, me, 14);
+    const cardB = providers.current.cardB;
+    const tx = cardB.pay(id);
+    expect(await resultOf(await deliver(t, cardB.webhook(tx)))).toBe("credited");
+    const event = (name: string, data: Record<string, unknown> = tx as unknown as Record<string, unknown>) => ({ ...cardB.webhook(tx), body: JSON.stringify({ event: name, data }) });
+    expect(await resultOf(await deliver(t, event("refund.completed")))).toBe("unchanged");
+    expect(await resultOf(await deliver(t, event("chargeback.created")))).toBe("unchanged");
+    expect(await resultOf(await deliver(t, event("chargeback.created")))).toBe("duplicate");
+    expect(await resultOf(await deliver(t, event("refund.completed", { ...tx, id: tx.id + 1_000_000, tx_ref: "cbtx_not_one_of_ours" })))).toBe("unknown_payment");
+    expect(errorsNamed(t, REFUND).map((l) => l.note)).toEqual([`refund.completed for transaction ${tx.id}`, `chargeback.created for transaction ${tx.id}`]);
+    expect(await paymentRow(db(), id)).toMatchObject({
+      status: "completed",
+      review_reason: `reversed: refund.completed for transaction ${tx.id}; reversed: chargeback.created for transaction ${tx.id}`,
+    });
+    expect(await balanceOf(db(), me.id)).toBe(1400);
+  });
+
+  it("crypto: a refund after the credit, and coins the provider books under another payment id, are recorded for a person", async () => {
+    const t = app();
+    const me = await person(t);
+    const { paymentId } = await cryptoIntent(t, me, 20);
+    const crypto = providers.current.crypto;
+    crypto.setStatus(paymentId, "finished");
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("credited");
+    // The payer sent coins to the address again: the provider books them under a payment of its own.
+    const repeated = crypto.ipn(paymentId, { payment_id: "999000111", payment_status: "finished" });
+    expect(await resultOf(await deliver(t, repeated))).toBe("unchanged");
+    expect(errorsNamed(t, SECOND)).toEqual([expect.objectContaining({ paymentId, provider: "crypto", note: "crypto payment 999000111 finished under the same order" })]);
+    crypto.setStatus(paymentId, "refunded");
+    expect(await resultOf(await deliver(t, crypto.ipn(paymentId)))).toBe("unchanged");
+    expect(errorsNamed(t, REFUND)).toEqual([expect.objectContaining({ paymentId, provider: "crypto", note: "crypto payment refunded" })]);
+    expect(await paymentRow(db(), paymentId)).toMatchObject({
+      status: "completed",
+      review_reason: "second_payment: crypto payment 999000111 finished under the same order; reversed: crypto payment refunded",
+    });
+    expect(await balanceOf(db(), me.id)).toBe(2000);
+    // A refund before any credit just fails the payment: nobody holds money for it.
+    const other = await cryptoIntent(t, me, 30);
+    crypto.setStatus(other.paymentId, "refunded");
+    expect(await resultOf(await deliver(t, crypto.ipn(other.paymentId)))).toBe("failed");
+    expect(await paymentRow(db(), other.paymentId)).toMatchObject({ status: "failed", review_reason: null });
+    expect(errorsNamed(t, REFUND)).toHaveLength(1);
   });
 });
 

@@ -59,10 +59,13 @@ export async function creditsOf(db: Db, paymentId: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-export async function paymentRow(db: Db, id: string): Promise<{ status: string; coins: number; failure_reason: string | null; provider_ref: string | null }> {
-  const [row] = await queryRows<{ status: string; coins: string; failure_reason: string | null; provider_ref: string | null }>(
+export async function paymentRow(
+  db: Db,
+  id: string,
+): Promise<{ status: string; coins: number; failure_reason: string | null; provider_ref: string | null; review_reason: string | null }> {
+  const [row] = await queryRows<{ status: string; coins: string; failure_reason: string | null; provider_ref: string | null; review_reason: string | null }>(
     db,
-    sql`select status, coins::text as coins, failure_reason, provider_ref from payments where id = ${id}`,
+    sql`select status, coins::text as coins, failure_reason, provider_ref, review_reason from payments where id = ${id}`,
   );
   if (!row) throw new Error(`no payment ${id}`);
   return { ...row, coins: Number(row.coins) };
@@ -71,3 +74,6 @@ export async function paymentRow(db: Db, id: string): Promise<{ status: string; 
 export async function expectLedgerBalanced(db: Db): Promise<void> {
   expect(await ledgerInvariants(db)).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
 }
+
+/** Error lines of one message a test app wrote (the review messages of src/services/payments/store.ts). */
+export const errorsNamed = (t: TestApp, msg: string) => t.logs.filter((l) => l.level === "error" && l.msg === msg);

@@ -42,6 +42,14 @@ export const payments = pgTable(
      * asked first, so a backlog larger than one pass is worked through instead of re-read.
      */
     reconciledAt: timestamp("reconciled_at", { withTimezone: true, mode: "date" }),
+    /**
+     * Money a person must deal with, one `kind: note` line per case ("; " between them): taken but
+     * not credited, taken twice, or refunded or charged back after the credit. Credits are never
+     * reversed automatically, so this is where such cases wait; null when there is none.
+     */
+    reviewReason: text("review_reason"),
+    /** When the latest review line was added. */
+    reviewFlaggedAt: timestamp("review_flagged_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [
     check("payments_provider_check", sql`${t.provider} in ('card-a', 'card-b', 'crypto', 'mobile-money')`),
@@ -55,8 +63,9 @@ export const payments = pgTable(
     uniqueIndex("payments_ledger_transaction_idx").on(t.ledgerTransactionId),
     index("payments_user_idx").on(t.userId, t.createdAt),
     index("payments_pending_idx").on(t.createdAt).where(sql`${t.status} = 'pending'`),
-    // Reconciliation also asks about failed card-b payments (another attempt on the same link may succeed).
-    index("payments_failed_card_b_idx").on(t.createdAt).where(sql`${t.status} = 'failed' and ${t.provider} = 'card-b'`),
+    // Reconciliation also asks about failed and expired payments of the providers it can ask (money may still arrive for them).
+    index("payments_recheck_idx").on(t.createdAt).where(sql`${t.status} in ('failed', 'expired') and ${t.provider} <> 'card-a'`),
+    index("payments_review_idx").on(t.reviewFlaggedAt).where(sql`${t.reviewReason} is not null`),
   ],
 );
 

@@ -17,6 +17,8 @@ export interface CardACheckout {
 }
 
 const JSON_API = "application/vnd.api+json";
+/** The order events that concern a funding request; the provider sends others too (subscriptions, licences). */
+const ORDER_EVENTS = new Set(["order_created", "order_refunded"]);
 
 /**
  * A wallet-funding request and a hosted checkout at the provider (JSON:API `POST /v1/checkouts`)
@@ -92,8 +94,7 @@ export async function handleCardAWebhook(deps: PaymentDeps, rawBody: string, sig
   const event = typeof body.meta?.event_name === "string" ? body.meta.event_name : "";
   const fundingId = stringId(body.meta?.custom_data?.funding_request_id, "meta.custom_data.funding_request_id");
   const orderId = idField(body.data?.id, "data.id");
-  if (event !== "order_created" || fundingId === undefined || orderId === undefined) {
-    // Refunds and other events never take coins back automatically; they are logged for a person.
+  if (!ORDER_EVENTS.has(event) || fundingId === undefined || orderId === undefined) {
     deps.logger.info("card-a webhook ignored", { event, fundingId });
     return { received: true, result: "ignored" };
   }
@@ -106,14 +107,25 @@ export async function handleCardAWebhook(deps: PaymentDeps, rawBody: string, sig
     return { received: true, result: "unknown_payment" };
   }
   let outcome: ProviderOutcome;
-  if (attrs.status === "paid") {
+  if (event === "order_refunded") {
+    // Coins are never taken back automatically: a refund of the credited order goes to a person.
+    outcome = { kind: "reversed", reason: `order ${orderId} refunded`, charge: orderId };
+  } else if (attrs.status === "paid") {
     // subtotal is the price before any discount: a discounted order paid less than the coins cost.
     const sameMoney =
       Number(attrs.subtotal) === payment.amount && Number(attrs.discount_total ?? 0) === 0 && String(attrs.currency ?? "").toUpperCase() === payment.currency;
     if (!sameMoney) {
       deps.logger.error("card-a order does not match its funding request", { fundingId, subtotal: attrs.subtotal, discountTotal: attrs.discount_total, currency: attrs.currency });
     }
-    outcome = sameMoney ? { kind: "paid" } : { kind: "pending" };
+    // A second paid order (the link stays usable until it expires) credits nothing either: the
+    // store records it for a person to refund.
+    outcome = sameMoney
+      ? { kind: "paid", charge: orderId }
+      : {
+          kind: "uncreditable",
+          note: `order ${orderId} of ${String(attrs.subtotal)} ${String(attrs.currency)} with discount ${String(attrs.discount_total ?? 0)}`,
+          charge: orderId,
+        };
   } else if (attrs.status === "failed") outcome = { kind: "failed", reason: "order failed" };
   else outcome = { kind: "pending" };
   const result = await settlePayment(deps, {
@@ -121,10 +133,5 @@ export async function handleCardAWebhook(deps: PaymentDeps, rawBody: string, sig
     outcome,
     event: { provider: "card-a", id: `${event}:${orderId}`, kind: event },
   });
-  // A paid order changes every funding request but a completed one, which is never credited twice:
-  // this is a second order (the link stays usable until it expires), and the payer paid twice.
-  if (outcome.kind === "paid" && result === "unchanged") {
-    deps.logger.error("payment received for a completed funding request: refund by hand", { paymentId: fundingId, provider: "card-a", orderId });
-  }
   return { received: true, result };
 }

@@ -73,9 +73,9 @@ function judge(deps: PaymentDeps, payment: PaymentRow, tx: VerifiedTransaction):
   if (tx.status !== "successful") return { kind: "pending" };
   if (Number(tx.amount) !== payment.amount || String(tx.currency ?? "").toUpperCase() !== payment.currency) {
     deps.logger.error("card-b transaction does not match what we stored", { paymentId: payment.id, amount: tx.amount, currency: tx.currency });
-    return { kind: "pending" };
+    return { kind: "pending", paymentSeen: true, uncreditable: `transaction ${String(tx.id)} charged ${String(tx.amount)} ${String(tx.currency)}` };
   }
-  return { kind: "paid" };
+  return { kind: "paid", charge: String(tx.id) };
 }
 
 async function verifyTransaction(deps: PaymentDeps, provider: CardBConfig, providerTxId: string): Promise<VerifiedTransaction | null> {
@@ -87,6 +87,9 @@ async function verifyTransaction(deps: PaymentDeps, provider: CardBConfig, provi
   );
   return answer?.status === "success" && answer.data ? answer.data : null;
 }
+
+/** Money the provider gave back or had taken back after a charge. */
+const REVERSAL_EVENTS = new Set(["refund.completed", "chargeback.created"]);
 
 interface CardBWebhook {
   event?: unknown;
@@ -105,7 +108,7 @@ export async function handleCardBWebhook(deps: PaymentDeps, rawBody: string, has
   const event = typeof body.event === "string" ? body.event : "";
   const txId = idField(body.data?.id, "data.id");
   const txRef = stringId(body.data?.tx_ref, "data.tx_ref");
-  if (event !== "charge.completed" || txId === undefined || txRef === undefined) {
+  if (!(event === "charge.completed" || REVERSAL_EVENTS.has(event)) || txId === undefined || txRef === undefined) {
     deps.logger.info("card-b webhook ignored", { event });
     return { received: true, result: "ignored" };
   }
@@ -116,6 +119,13 @@ export async function handleCardBWebhook(deps: PaymentDeps, rawBody: string, has
   if (!payment || payment.provider !== "card-b") {
     deps.logger.warn("card-b webhook for an unknown transaction", { txRef });
     return { received: true, result: "unknown_payment" };
+  }
+  if (REVERSAL_EVENTS.has(event)) {
+    // Nothing at the provider confirms a refund by our reference, so the body is taken as it is:
+    // it only ever records the payment for a person (or fails a pending one, which reconciliation
+    // still asks about), never takes coins back.
+    const result = await settlePayment(deps, { paymentId: payment.id, outcome: { kind: "reversed", reason: `${event} for transaction ${txId}` }, event: { provider: "card-b", id: eventId, kind: event } });
+    return { received: true, result };
   }
   let verified: VerifiedTransaction | null;
   try {

@@ -27,6 +27,7 @@ interface ProviderPayment {
   payment_status?: unknown;
   pay_address?: unknown;
   pay_amount?: unknown;
+  actually_paid?: unknown;
   pay_currency?: unknown;
   price_amount?: unknown;
   price_currency?: unknown;
@@ -82,25 +83,37 @@ export async function createCryptoIntent(deps: PaymentDeps, actor: Principal, in
   }
 }
 
-/** The provider has seen money for these, not yet enough (or not yet confirmed) to credit. */
-const MONEY_ON_THE_WAY = new Set(["confirming", "confirmed", "sending", "partially_paid"]);
+/** The provider has seen money for these, not yet confirmed (partially_paid: not enough, below). */
+const MONEY_ON_THE_WAY = new Set(["confirming", "confirmed", "sending"]);
+/** The provider holds money under these. */
+const MONEY_TAKEN = new Set(["finished", "partially_paid"]);
 
 /**
  * What the provider's view of the payment means for ours. `finished` at our USD price is money
  * we credit whenever we learn of it, also after expiresAt: the payer paid what the intent
- * quoted. Past expiresAt only an intent nothing was sent to expires (store.ts).
+ * quoted. Past expiresAt only an intent nothing was sent to expires (reconcile.ts).
  */
 function outcomeOf(payment: PaymentRow, p: ProviderPayment): ProviderOutcome {
-  if (String(p.payment_id) !== payment.providerRef) return { kind: "pending" };
+  const status = String(p.payment_status);
+  if (String(p.payment_id) !== payment.providerRef) {
+    // The provider books coins sent to the address again (a repeated deposit) as a payment of its
+    // own under our order_id: money we never credit.
+    return MONEY_TAKEN.has(status) ? { kind: "uncreditable", note: `crypto payment ${String(p.payment_id)} ${status} under the same order`, charge: String(p.payment_id) } : { kind: "pending" };
+  }
   switch (p.payment_status) {
     case "finished": {
       const price = (payment.details as { priceAmount?: number }).priceAmount;
       const samePrice = p.price_amount === undefined || (Number(p.price_amount) === price && String(p.price_currency ?? "usd").toLowerCase() === "usd");
-      return samePrice ? { kind: "paid" } : { kind: "pending", paymentSeen: true };
+      return samePrice
+        ? { kind: "paid", charge: String(p.payment_id) }
+        : { kind: "pending", paymentSeen: true, uncreditable: `finished at ${String(p.price_amount)} ${String(p.price_currency ?? "usd")}, not the ${String(price)} usd quoted` };
     }
-    case "failed":
+    case "partially_paid":
+      return { kind: "pending", paymentSeen: true, uncreditable: `partially paid (${String(p.actually_paid ?? "?")} of ${String(p.pay_amount ?? "?")} ${String(p.pay_currency ?? "")})` };
     case "refunded":
-      return { kind: "failed", reason: `provider status ${String(p.payment_status)}` };
+      return { kind: "reversed", reason: "crypto payment refunded", charge: String(p.payment_id) };
+    case "failed":
+      return { kind: "failed", reason: `provider status ${status}` };
     case "expired":
       return { kind: "expired", reason: "provider expired the payment" };
     default:

@@ -135,7 +135,7 @@ async function queryStatus(deps: PaymentDeps, provider: MobileMoneyConfig, check
       },
     );
     if (String(answer?.ResponseCode) !== "0" || answer?.ResultCode === undefined) return { kind: "pending" };
-    return String(answer.ResultCode) === "0" ? { kind: "paid" } : { kind: "failed", reason: `result ${String(answer.ResultCode)}: ${String(answer.ResultDesc ?? "")}` };
+    return String(answer.ResultCode) === "0" ? { kind: "paid", charge: checkoutRequestId } : { kind: "failed", reason: `result ${String(answer.ResultCode)}: ${String(answer.ResultDesc ?? "")}` };
   } catch (err) {
     // "The transaction is being processed" comes back as an error answer.
     if (err instanceof ProviderFailure && err.reason === "status") {

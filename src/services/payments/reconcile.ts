@@ -68,7 +68,11 @@ export async function reconcilePayments(deps: PaymentDeps): Promise<ReconcileRep
  */
 function expiryOf(deps: PaymentDeps, payment: PaymentRow, outcome: ProviderOutcome, now: number): ProviderOutcome {
   if (outcome.kind !== "pending") return outcome;
-  if (now - payment.createdAt.getTime() > deps.config.PAYMENT_EXPIRE_AFTER_SECONDS * 1000) return { kind: "expired", reason: "not paid in time" };
+  if (now - payment.createdAt.getTime() > deps.config.PAYMENT_EXPIRE_AFTER_SECONDS * 1000) {
+    // Money the provider has seen and never finished for us is money a person must look at.
+    const moneySeen = outcome.paymentSeen ? (outcome.uncreditable ?? "money on its way, never finished") : undefined;
+    return { kind: "expired", reason: "not paid in time", ...(moneySeen ? { moneySeen } : {}) };
+  }
   const intentRanOut = payment.provider === "crypto" && payment.expiresAt !== null && now > payment.expiresAt.getTime() && !outcome.paymentSeen;
   return intentRanOut ? { kind: "expired", reason: "intent expired" } : outcome;
 }

@@ -126,71 +126,164 @@ export async function eventSeen(db: Db, provider: Provider, eventId: string): Pr
 }
 
 /**
- * What the provider says happened. `pending` changes nothing here: a notification saying so may be
- * a late redelivery of an older state, so only reconciliation, having asked the provider, turns it
- * into `expired` (reconcile.ts). `paymentSeen`: the provider has seen money for it, not yet enough
- * or not yet confirmed.
+ * What the provider says happened.
+ * - `paid`: money at our price was taken; `charge` is the provider's id of that charge (order,
+ *   transaction, payment, STK request), remembered on the credit so a later charge is told apart.
+ * - `pending` changes nothing here: a notification saying so may be a late redelivery of an older
+ *   state, so only reconciliation, having asked the provider, turns it into `expired`
+ *   (reconcile.ts). `paymentSeen`: the provider has seen money for it, not yet enough or not yet
+ *   confirmed; `uncreditable` says why money it has seen cannot credit this payment (partly paid,
+ *   another price), should it stay so.
+ * - `expired` from reconciliation carries `moneySeen` when the provider had seen money for it.
+ * - `uncreditable`: the provider took money for this payment that will not be credited (an order
+ *   that does not match, a deposit under another payment id).
+ * - `reversed`: a refund or chargeback; `charge` when the event says which charge it undoes.
  */
-export type ProviderOutcome = { kind: "paid" } | { kind: "failed"; reason: string } | { kind: "expired"; reason: string } | { kind: "pending"; paymentSeen?: boolean };
+export type ProviderOutcome =
+  | { kind: "paid"; charge?: string }
+  | { kind: "failed"; reason: string }
+  | { kind: "expired"; reason: string; moneySeen?: string }
+  | { kind: "pending"; paymentSeen?: boolean; uncreditable?: string }
+  | { kind: "uncreditable"; note: string; charge?: string }
+  | { kind: "reversed"; reason: string; charge?: string };
 
 export type SettleResult = "duplicate" | "unknown_payment" | "credited" | "failed" | "expired" | "unchanged";
+
+/**
+ * Cases a person must handle, each logged at error under one message to grep and alert on, and
+ * recorded on the payment (review_reason) for an admin to list. Credits are never reversed and
+ * money is never sent back automatically.
+ */
+export const REVIEW_MESSAGES = {
+  second_payment: "payment received for a completed funding request: refund by hand",
+  not_credited: "payment received but not credited: review",
+  reversed: "refund or chargeback on a credited payment: review",
+} as const;
+export type ReviewKind = keyof typeof REVIEW_MESSAGES;
+
+interface Review {
+  kind: ReviewKind;
+  note: string;
+}
+
+/** Where failure_reason marks a payment failed by a refund or chargeback (see transition). */
+const REVERSED_PREFIX = "reversed: ";
 
 /**
  * Moves a payment on from one provider event, in one transaction: the event is recorded first
  * (a replay or a concurrent duplicate meets the primary key and stops there), then the payment
  * row is locked and changed only along allowed transitions. Completed is final; the credit and
  * the move to completed commit together, and the ledger's unique external_ref (the payment id)
- * refuses a second credit even if this code were wrong.
+ * refuses a second credit even if this code were wrong. A case for a person is recorded in the
+ * same transaction, and logged once it has committed.
  */
 export async function settlePayment(
   deps: PaymentDeps,
   input: { paymentId: string; outcome: ProviderOutcome; event?: { provider: Provider; id: string; kind: string }; providerRef?: string },
 ): Promise<SettleResult> {
   const now = new Date(deps.clock.now());
-  return deps.db.transaction(async (tx) => {
+  const settled = await deps.db.transaction(async (tx): Promise<{ result: SettleResult; review?: Review & { row: PaymentRow } }> => {
     if (input.event) {
       const claimed = await tx
         .insert(paymentEvents)
         .values({ provider: input.event.provider, eventId: input.event.id, paymentId: null, kind: input.event.kind, outcome: "received", receivedAt: now })
         .onConflictDoNothing()
         .returning({ id: paymentEvents.eventId });
-      if (claimed.length === 0) return "duplicate";
+      if (claimed.length === 0) return { result: "duplicate" };
     }
     const [row] = await tx.select().from(payments).where(eq(payments.id, input.paymentId)).for("update");
     const change = row ? await transition(deps, tx, row, input.outcome, now, input.providerRef) : { result: "unknown_payment" as const };
+    const review = row && change.review && (await recordReview(tx, row, change.review, now)) ? { ...change.review, row } : undefined;
     if (input.event) {
       await tx
         .update(paymentEvents)
-        .set({ paymentId: row ? row.id : null, outcome: change.result })
+        .set({ paymentId: row ? row.id : null, outcome: review ? "needs_review" : change.result })
         .where(and(eq(paymentEvents.provider, input.event.provider), eq(paymentEvents.eventId, input.event.id)));
     }
     // Every funding credit locks the mint's row, so the posting comes last: the lock is then held
     // for one statement and the commit, not for the writes around it.
     if (change.post) await change.post();
-    return change.result;
+    return { result: change.result, review };
   });
+  if (settled.review) {
+    const { kind, note, row } = settled.review;
+    deps.logger.error(REVIEW_MESSAGES[kind], { paymentId: row.id, provider: row.provider, userId: row.userId, review: kind, note });
+  }
+  return settled.result;
 }
 
 interface Change {
   result: SettleResult;
   post?: () => Promise<unknown>;
+  review?: Review;
 }
 
 async function transition(deps: PaymentDeps, tx: Tx, row: PaymentRow, outcome: ProviderOutcome, now: Date, providerRef?: string): Promise<Change> {
-  if (row.status === "completed") return { result: "unchanged" };
+  if (row.status === "completed") return { result: "unchanged", review: reviewAfterCredit(row, outcome) };
   switch (outcome.kind) {
-    case "paid":
+    case "paid": {
       // Money the provider confirms was taken is credited even after a failed attempt or our own
       // expiry (a crypto intent's expiresAt included): the payer was charged.
-      return credit(deps, tx, row, now, providerRef);
+      const change = await credit(deps, tx, row, now, providerRef, outcome.charge);
+      // Unless it was refunded or charged back before we learnt it was paid: then the coins stand
+      // for money the payer has back, for a person to settle.
+      const undone = row.failureReason?.startsWith(REVERSED_PREFIX);
+      return undone ? { ...change, review: { kind: "reversed", note: `paid after ${row.failureReason?.slice(REVERSED_PREFIX.length)}` } } : change;
+    }
     case "failed":
-    case "expired":
+    case "expired": {
       if (row.status !== "pending") return { result: "unchanged" };
       await setStatus(tx, row.id, outcome.kind, now, outcome.reason);
-      return { result: outcome.kind };
+      const moneySeen = outcome.kind === "expired" ? outcome.moneySeen : undefined;
+      return { result: outcome.kind, review: moneySeen ? { kind: "not_credited", note: `expired with money seen: ${moneySeen}` } : undefined };
+    }
+    case "reversed":
+      if (row.status !== "pending") return { result: "unchanged" };
+      await setStatus(tx, row.id, "failed", now, `${REVERSED_PREFIX}${outcome.reason}`);
+      return { result: "failed" };
+    case "uncreditable":
+      return { result: "unchanged", review: { kind: "not_credited", note: outcome.note } };
     case "pending":
+      // Money seen for a payment already over (expired, failed) that cannot credit it as it stands.
+      if (row.status !== "pending" && outcome.uncreditable) return { result: "unchanged", review: { kind: "not_credited", note: `${row.status}, then ${outcome.uncreditable}` } };
       return { result: "unchanged" };
   }
+}
+
+/** What an event after the credit means: nothing, or money a person must handle. */
+function reviewAfterCredit(row: PaymentRow, outcome: ProviderOutcome): Review | undefined {
+  const credited = creditedCharge(row);
+  switch (outcome.kind) {
+    case "paid":
+      // The charge that was credited, told again (a webhook after reconciliation found it), is no news.
+      return outcome.charge !== undefined && outcome.charge === credited ? undefined : { kind: "second_payment", note: `charge ${outcome.charge ?? "unnamed"} after the credited one` };
+    case "uncreditable":
+      return { kind: "second_payment", note: outcome.note };
+    case "reversed":
+      // Undoing another charge (the second payment, refunded by hand) leaves the credit standing on paid money.
+      return outcome.charge !== undefined && credited !== undefined && outcome.charge !== credited ? undefined : { kind: "reversed", note: outcome.reason };
+    default:
+      return undefined;
+  }
+}
+
+function creditedCharge(row: PaymentRow): string | undefined {
+  const charge = (row.details as { creditedCharge?: unknown }).creditedCharge;
+  return typeof charge === "string" ? charge : undefined;
+}
+
+/**
+ * Adds a review line to the locked row; false when the same line is there already (reconciliation
+ * asks about an expired payment every pass, and a person needs telling once).
+ */
+async function recordReview(tx: Tx, row: PaymentRow, review: Review, now: Date): Promise<boolean> {
+  const line = `${review.kind}: ${review.note}`;
+  if (row.reviewReason?.split("; ").includes(line)) return false;
+  await tx
+    .update(payments)
+    .set({ reviewReason: row.reviewReason ? `${row.reviewReason}; ${line}` : line, reviewFlaggedAt: now })
+    .where(eq(payments.id, row.id));
+  return true;
 }
 
 async function setStatus(tx: Tx, id: string, status: PaymentStatus, now: Date, reason: string): Promise<void> {
@@ -198,7 +291,7 @@ async function setStatus(tx: Tx, id: string, status: PaymentStatus, now: Date, r
 }
 
 /** Marks the payment completed and prepares its credit; settlePayment posts it last, in the same transaction. */
-async function credit(deps: PaymentDeps, tx: Tx, row: PaymentRow, now: Date, providerRef?: string): Promise<Change> {
+async function credit(deps: PaymentDeps, tx: Tx, row: PaymentRow, now: Date, providerRef?: string, charge?: string): Promise<Change> {
   const wallet = await ensureWallet(tx, row.userId, deps.ids);
   const txnId = deps.ids.next("txn");
   await tx
@@ -210,6 +303,7 @@ async function credit(deps: PaymentDeps, tx: Tx, row: PaymentRow, now: Date, pro
       updatedAt: now,
       failureReason: null,
       ...(providerRef && row.providerRef === null ? { providerRef } : {}),
+      ...(charge !== undefined ? { details: sql`${payments.details} || ${JSON.stringify({ creditedCharge: charge })}::jsonb` } : {}),
     })
     .where(eq(payments.id, row.id));
   const post = () =>
