@@ -1,10 +1,12 @@
 import type { Context } from "hono";
 import { streamSSE, type SSEStreamingApi } from "hono/streaming";
 import { ApiError } from "../../errors";
+import { defer } from "../../http/defer";
 import { loggedError } from "../../platform/logged-error";
 import type { AppEnv } from "../../http/env";
 import type { EventHub, HubStream } from "../../services/matching/event-hub";
 import { eventChannel, eventsAfter, latestEventId, type StoredEvent } from "../../services/matching/events";
+import { releaseStreamSlot, renewStreamSlot, STREAMS_PER_PERSON, takeStreamSlot, type SlotOutcome } from "../../services/matching/stream-slots";
 
 /** A comment line goes out at least this often, so proxies and clients keep an idle stream open (< 25 s). */
 export const HEARTBEAT_MS = 20_000;
@@ -44,6 +46,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
   // The process is stopping and ends every stream: a new one would hold the server open. The
   // client is told to come back (to another instance, or this one restarted).
   if (deps.stopping?.aborted) return new Response(`retry: ${RETRY_MS}\n\n`, { status: 200, headers: SSE_HEADERS });
+  const slot = await takeSlot(c, userId);
   // The stream outlives the request's own session (released when the handler returns; on
   // Workers that ends its connection), so it holds a session of its own until it closes.
   const session = deps.database.session();
@@ -59,6 +62,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
     start = requested ?? (await latestEventId(session.db, userId));
   } catch (err) {
     await release();
+    slot.release();
     throw err;
   }
 
@@ -66,7 +70,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
   if (hub) {
     // On Node the session is the shared pool's: nothing to hold; the hub reads for the stream.
     await release();
-    return hubStream(c, hub, userId, start);
+    return hubStream(c, hub, userId, start, slot);
   }
 
   const requestId = c.get("requestId");
@@ -104,7 +108,10 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
       const waitMs = unsubscribe ? HEARTBEAT_MS : POLL_MS;
       await stream.write(`retry: ${RETRY_MS}\n: connected\n\n`);
       // A comment line; EventSource ignores it. Writes queue on the stream, so it never splits an event.
-      heartbeat = setInterval(() => void stream.write(": heartbeat\n\n"), HEARTBEAT_MS);
+      heartbeat = setInterval(() => {
+        void stream.write(": heartbeat\n\n");
+        slot.renew();
+      }, HEARTBEAT_MS);
 
       while (!stream.aborted && !stream.closed && !stopped) {
         pending = false;
@@ -133,6 +140,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
       deps.logger.error("match event stream failed", { requestId, userId, error: loggedError(err) });
       await stream.write(`: error ${requestId}\n\n`);
     } finally {
+      slot.release();
       streamClosers.delete(stop);
       if (heartbeat !== undefined) clearInterval(heartbeat);
       try {
@@ -158,8 +166,13 @@ const HEARTBEAT = encoder.encode(": heartbeat\n\n");
  * own, no timer, no subscription: the hub's heartbeat, batched reads and per-person
  * subscription do the work).
  */
-function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: number): Response {
+function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: number, slot: StreamSlot): Response {
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** The stream is over for good, however it ended. */
+  const gone = () => {
+    controller = undefined;
+    slot.release();
+  };
   const send = (bytes: Uint8Array): boolean => {
     if (!controller) return false;
     try {
@@ -167,7 +180,7 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
       return true;
     } catch {
       // Closed or errored underneath: the client is gone.
-      controller = undefined;
+      gone();
       return false;
     }
   };
@@ -175,10 +188,14 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
     userId,
     lastId: start,
     deliver: (events: StoredEvent[]) => send(encoder.encode(events.map(formatEvent).join(""))),
-    heartbeat: () => send(HEARTBEAT),
+    heartbeat: () => {
+      if (!send(HEARTBEAT)) return false;
+      slot.renew();
+      return true;
+    },
     close: () => {
       const ctrl = controller;
-      controller = undefined;
+      gone();
       try {
         ctrl?.close();
       } catch {
@@ -199,12 +216,57 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
       });
     },
     cancel() {
-      controller = undefined;
+      gone();
       hub.remove(entry);
     },
   });
   for (const [name, value] of Object.entries(SSE_HEADERS)) c.header(name, value);
   return c.body(body, 200);
+}
+
+/** This stream's place among its person's open streams: renewed while it lives, released once it ends. */
+interface StreamSlot {
+  renew(): void;
+  release(): void;
+}
+
+const NO_SLOT: StreamSlot = { renew: () => {}, release: () => {} };
+
+/** Takes one of the person's STREAMS_PER_PERSON places, or answers 429 when all are taken. */
+async function takeSlot(c: Context<AppEnv>, userId: string): Promise<StreamSlot> {
+  const [deps, requestId] = [c.get("deps"), c.get("requestId")];
+  const member = deps.ids.next("sse");
+  let outcome: SlotOutcome;
+  try {
+    outcome = await takeStreamSlot(deps.kv, userId, member, deps.clock.now());
+  } catch (err) {
+    // As with the rate limits: a store that cannot answer costs the cap for a moment, not the stream.
+    deps.logger.error("event stream slot check failed; opening the stream", { requestId, userId, error: loggedError(err) });
+    return NO_SLOT;
+  }
+  if (!outcome.granted) {
+    throw new ApiError("rate_limit_exceeded", `too many open event streams: at most ${STREAMS_PER_PERSON} per person`, { retryAfter: outcome.retryAfter });
+  }
+  let renewing = false;
+  let released = false;
+  return {
+    renew() {
+      // One renewal at a time: a store slower than the heartbeat must not pile them up.
+      if (renewing || released) return;
+      renewing = true;
+      renewStreamSlot(deps.kv, userId, member, deps.clock.now())
+        .catch((err: unknown) => deps.logger.warn("event stream slot renewal failed", { requestId, userId, error: loggedError(err) }))
+        .finally(() => {
+          renewing = false;
+        });
+    },
+    release() {
+      if (released) return;
+      released = true;
+      // A lost release is healed by the lease running out.
+      defer(c, releaseStreamSlot(deps.kv, userId, member), "event stream slot release");
+    },
+  };
 }
 
 /** An event as SSE; JSON has no raw line breaks, so the data is one line. */

@@ -154,12 +154,16 @@ export const matchingRoutes = createRouter()
       description:
         "Events `match.created`, `wink.received`, `wink.accepted`, each with a numeric `id:` and JSON `data` whose `userId` is the other person. " +
         "Reconnect with `Last-Event-ID` (or `?lastEventId=`) to replay what was missed; without it the stream starts with the next event. " +
-        "A `: heartbeat` comment comes at least every 20 s.",
+        "A `: heartbeat` comment comes at least every 20 s. " +
+        "A person may hold 5 streams open at once (across instances); a sixth answers 429 `rate_limit_exceeded` with `retry_after`.",
       request: {
         headers: z.object({ "last-event-id": z.string().optional() }),
         query: z.object({ lastEventId: z.string().optional() }),
       },
-      responses: { 200: { description: "The event stream", content: { "text/event-stream": { schema: z.string() } } } },
+      responses: {
+        200: { description: "The event stream", content: { "text/event-stream": { schema: z.string() } } },
+        429: { description: "A rate limit exceeded, or already 5 open event streams for this person: see `retry_after`" },
+      },
     }),
     // The route is declared like any other, so authentication, the rate limit and the access
     // log (written when the handler returns the streaming response) apply to it.
