@@ -9,6 +9,12 @@ export interface Principal {
   role: Role;
   credential: "token" | "api_key";
   keyId?: string;
+  /**
+   * When the credential stops working by itself (a token's `exp`, an API key's `expiresAt`), in
+   * milliseconds since the epoch; absent for a key without expiry. What outlives the request (an
+   * event stream) ends then.
+   */
+  expiresAt?: number;
 }
 
 export function permissionsOf(role: Role): string[] {

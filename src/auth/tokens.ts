@@ -24,6 +24,8 @@ export interface VerifiedToken {
   subject: string;
   email: string | null;
   roles: string[];
+  /** The token's `exp` in milliseconds since the epoch (every accepted token has one). */
+  expiresAt: number;
 }
 
 export interface TokenVerifier {
@@ -122,10 +124,12 @@ async function verifyOnce(o: VerifierOptions, token: string): Promise<{ token: V
   if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255 || !storable(payload.sub)) throw new TokenRejected("bad sub");
   // An address the database cannot store as it is is no address: the user is known by sub alone.
   const email = typeof payload.email === "string" && payload.email.length <= 320 && storable(payload.email) ? payload.email : null;
+  // jwtVerify required exp.
+  const expiresAt = (payload.exp ?? 0) * 1000;
   return {
-    token: { subject: payload.sub, email, roles: readRoles(payload, o.rolesClaim) },
-    // jwtVerify required exp; the cache must not outlive it.
-    expiresAt: (payload.exp ?? 0) * 1000,
+    token: { subject: payload.sub, email, roles: readRoles(payload, o.rolesClaim), expiresAt },
+    // The cache must not outlive the token.
+    expiresAt,
     kid,
   };
 }

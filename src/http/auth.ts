@@ -51,7 +51,7 @@ async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> 
     user = await ensureUser(db, { subject: verified.subject, email: verified.email, role, newId: deps.ids.next("usr"), now: new Date(now) });
     runtime.users.set(verified.subject, role, user);
   }
-  return { userId: user.id, email: user.email, role, credential: "token" };
+  return { userId: user.id, email: user.email, role, credential: "token", expiresAt: verified.expiresAt };
 }
 
 const ROTATE_WARNING = '299 - "This API key is older than 90 days; generate a new key and delete this one"';
@@ -68,7 +68,9 @@ async function fromApiKey(c: Context<AppEnv>, key: string): Promise<Principal> {
   if (runtime.lastUsed.due(check.keyId, now)) {
     defer(c, runtime.lastUsed.write(db, check.keyId, now), "api key last-used update");
   }
-  return { userId: check.userId, email: check.email, role: "admin", credential: "api_key", keyId: check.keyId };
+  const principal: Principal = { userId: check.userId, email: check.email, role: "admin", credential: "api_key", keyId: check.keyId };
+  if (check.expiresAt !== null) principal.expiresAt = check.expiresAt;
+  return principal;
 }
 
 export const adminOnly: MiddlewareHandler<AppEnv> = async (c, next) => {

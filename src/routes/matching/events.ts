@@ -3,7 +3,10 @@ import { streamSSE, type SSEStreamingApi } from "hono/streaming";
 import { ApiError } from "../../errors";
 import { defer } from "../../http/defer";
 import { loggedError } from "../../platform/logged-error";
+import type { Principal } from "../../auth/principal";
+import type { Db } from "../../db/port";
 import type { AppEnv } from "../../http/env";
+import { apiKeyStillValid } from "../../services/api-keys/keys";
 import type { EventHub, HubStream } from "../../services/matching/event-hub";
 import { eventChannel, eventsAfter, latestEventId, type StoredEvent } from "../../services/matching/events";
 import { releaseStreamSlot, renewStreamSlot, STREAMS_PER_PERSON, takeStreamSlot, type SlotOutcome } from "../../services/matching/stream-slots";
@@ -34,10 +37,11 @@ function lastEventIdOf(c: Context<AppEnv>): number | undefined {
  * The caller's live match events as server-sent events. The stream first replays what was stored
  * after Last-Event-ID (without it, it starts after the newest stored event), then waits for
  * notifications (or polls) and sends each new event once, in id order, with its id. It ends when
- * the client goes away.
+ * the client goes away, when its credential stops being valid, or when the process stops.
  */
-export async function matchEventStream(c: Context<AppEnv>, userId: string): Promise<Response> {
+export async function matchEventStream(c: Context<AppEnv>, principal: Principal): Promise<Response> {
   const { deps } = c.var;
+  const { userId } = principal;
   const requested = lastEventIdOf(c);
   // HEAD gets a GET's headers and no stream: Hono drops a HEAD answer's body without cancelling
   // it, so a stream opened for one would never learn that nobody reads it (its subscription,
@@ -70,7 +74,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
   if (hub) {
     // On Node the session is the shared pool's: nothing to hold; the hub reads for the stream.
     await release();
-    return hubStream(c, hub, userId, start, slot);
+    return hubStream(c, hub, principal, start, slot);
   }
 
   const requestId = c.get("requestId");
@@ -95,6 +99,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
     };
     stream.onAbort(signal);
     streamClosers.add(stop);
+    const credential = watchCredential(c, principal, () => session.db, stop);
     try {
       const subscribe = deps.kv.subscribe?.bind(deps.kv);
       if (subscribe) {
@@ -111,7 +116,9 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
       heartbeat = setInterval(() => {
         void stream.write(": heartbeat\n\n");
         slot.renew();
+        credential.heartbeat();
       }, HEARTBEAT_MS);
+      credential.start();
 
       while (!stream.aborted && !stream.closed && !stopped) {
         pending = false;
@@ -140,6 +147,7 @@ export async function matchEventStream(c: Context<AppEnv>, userId: string): Prom
       deps.logger.error("match event stream failed", { requestId, userId, error: loggedError(err) });
       await stream.write(`: error ${requestId}\n\n`);
     } finally {
+      credential.stop();
       slot.release();
       streamClosers.delete(stop);
       if (heartbeat !== undefined) clearInterval(heartbeat);
@@ -166,12 +174,14 @@ const HEARTBEAT = encoder.encode(": heartbeat\n\n");
  * own, no timer, no subscription: the hub's heartbeat, batched reads and per-person
  * subscription do the work).
  */
-function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: number, slot: StreamSlot): Response {
+function hubStream(c: Context<AppEnv>, hub: EventHub, principal: Principal, start: number, slot: StreamSlot): Response {
+  const { userId } = principal;
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   /** The stream is over for good, however it ended. */
   const gone = () => {
     controller = undefined;
     slot.release();
+    credential.stop();
   };
   const send = (bytes: Uint8Array): boolean => {
     if (!controller) return false;
@@ -191,6 +201,7 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
     heartbeat: () => {
       if (!send(HEARTBEAT)) return false;
       slot.renew();
+      credential.heartbeat();
       return true;
     },
     close: () => {
@@ -203,10 +214,16 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
       }
     },
   };
+  // On Node every session is the shared pool's.
+  const credential = watchCredential(c, principal, () => c.get("deps").database.session().db, () => {
+    entry.close();
+    hub.remove(entry);
+  });
   const body = new ReadableStream<Uint8Array>({
     start(ctrl) {
       controller = ctrl;
       ctrl.enqueue(HEAD);
+      credential.start();
       hub.add(entry).catch((err: unknown) => {
         c.var.deps.logger.error("match event stream failed", { requestId: c.get("requestId"), userId, error: loggedError(err) });
         hub.remove(entry);
@@ -222,6 +239,73 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, userId: string, start: num
   });
   for (const [name, value] of Object.entries(SSE_HEADERS)) c.header(name, value);
   return c.body(body, 200);
+}
+
+/** setTimeout's longest delay; a later expiry is waited for in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+interface CredentialWatch {
+  /** Starts the clock on the credential's expiry. */
+  start(): void;
+  /** Called on each heartbeat: re-checks an API key (a token needs only its expiry). */
+  heartbeat(): void;
+  stop(): void;
+}
+
+/**
+ * Ends a stream once the credential it was opened with stops working: at the token's `exp` (or
+ * the API key's `expiresAt`), and for an API key at the first heartbeat after it was revoked or
+ * its admin lost the role (revocation is "effective at once"; a stream re-checks within 20 s).
+ * Authentication happens once per request, and a stream is a request that does not end: without
+ * this, a revoked key or an expired token kept its feed for as long as the client stayed. The
+ * client reconnects and is authenticated afresh.
+ */
+function watchCredential(c: Context<AppEnv>, principal: Principal, db: () => Db, end: () => void): CredentialWatch {
+  const [deps, requestId] = [c.get("deps"), c.get("requestId")];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  let checking = false;
+  const finish = (reason: string) => {
+    if (stopped) return;
+    watch.stop();
+    deps.logger.info("event stream ended: its credential is no longer valid", { requestId, userId: principal.userId, reason });
+    end();
+  };
+  const arm = (expiresAt: number) => {
+    const left = expiresAt - deps.clock.now();
+    timer = left > MAX_TIMER_MS ? setTimeout(() => arm(expiresAt), MAX_TIMER_MS) : setTimeout(() => finish("expired"), Math.max(0, left));
+    unref(timer);
+  };
+  const watch: CredentialWatch = {
+    start() {
+      if (!stopped && principal.expiresAt !== undefined) arm(principal.expiresAt);
+    },
+    heartbeat() {
+      const { keyId } = principal;
+      if (keyId === undefined || stopped || checking) return;
+      checking = true;
+      apiKeyStillValid(db(), keyId, deps.clock.now())
+        .then((valid) => {
+          if (!valid) finish("api key revoked or expired");
+        })
+        // A database that cannot answer now is asked again at the next heartbeat.
+        .catch((err: unknown) => deps.logger.warn("re-checking an event stream's API key failed", { requestId, userId: principal.userId, error: loggedError(err) }))
+        .finally(() => {
+          checking = false;
+        });
+    },
+    stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+  return watch;
+}
+
+/** Lets Node exit with the timer pending (Workers timers are plain numbers). */
+function unref(timer: unknown): void {
+  (timer as { unref?: () => void }).unref?.();
 }
 
 /** This stream's place among its person's open streams: renewed while it lives, released once it ends. */

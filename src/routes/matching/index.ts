@@ -155,7 +155,8 @@ export const matchingRoutes = createRouter()
         "Events `match.created`, `wink.received`, `wink.accepted`, each with a numeric `id:` and JSON `data` whose `userId` is the other person. " +
         "Reconnect with `Last-Event-ID` (or `?lastEventId=`) to replay what was missed; without it the stream starts with the next event. " +
         "A `: heartbeat` comment comes at least every 20 s. " +
-        "A person may hold 5 streams open at once (across instances); a sixth answers 429 `rate_limit_exceeded` with `retry_after`.",
+        "A person may hold 5 streams open at once (across instances); a sixth answers 429 `rate_limit_exceeded` with `retry_after`. " +
+        "The stream ends at the access token's expiry, or soon after its API key is revoked: reconnect with a current credential.",
       request: {
         headers: z.object({ "last-event-id": z.string().optional() }),
         query: z.object({ lastEventId: z.string().optional() }),
@@ -167,7 +168,7 @@ export const matchingRoutes = createRouter()
     }),
     // The route is declared like any other, so authentication, the rate limit and the access
     // log (written when the handler returns the streaming response) apply to it.
-    (async (c: Context<AppEnv>) => matchEventStream(c, principalOf(c).userId)) as never,
+    (async (c: Context<AppEnv>) => matchEventStream(c, principalOf(c))) as never,
   )
   .openapi(
     protectedRoute("user", {
