@@ -1,6 +1,8 @@
+import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/rows";
+import { createMemoryStore } from "../../src/kv/memory";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { expectError } from "../support/errors";
@@ -305,6 +307,104 @@ describe("mobile-money STK push", () => {
     }
     await expectError(await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 10.5 }), 400, "invalid_input");
     await expectError(await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678" }), 400, "invalid_input");
+  });
+});
+
+describe("mobile-money OAuth token", () => {
+  /** Where the token of a consumer key is cached: the key's SHA-256, not the key itself, names it. */
+  const tokenKey = (consumerKey: string) => `payments:mobile-money:oauth:${createHash("sha256").update(consumerKey).digest("hex").slice(0, 32)}`;
+  const KEY = () => tokenKey(providers.current.mobile.env.MOBILE_MONEY_CONSUMER_KEY as string);
+  const pushes = () => providers.current.mobile.requests.filter((r) => r.path === "/mpesa/stkpush/v1/processrequest").length;
+
+  it("caches the token under a hash of the consumer key, and drops one the provider refuses (401), pushing once more with a new one", async () => {
+    const t = app();
+    const me = await person(t);
+    const mobile = providers.current.mobile;
+    expect((await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 })).status).toBe(201);
+    const cached = await t.deps.kv.get(KEY());
+    expect(cached).toEqual(expect.any(String));
+    expect(JSON.stringify(await t.deps.kv.get("payments:mobile-money:oauth"))).toBe("null");
+    // The provider no longer takes the cached token (revoked, or the credentials were rotated).
+    await t.deps.kv.set(KEY(), "revoked-token", { ttlMs: 3_000_000 });
+    const [tokensBefore, pushesBefore, promptsBefore] = [mobile.tokensIssued(), pushes(), mobile.stk.size];
+    const res = await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 150 });
+    expect(res.status, await res.clone().text()).toBe(201);
+    expect(mobile.tokensIssued() - tokensBefore).toBe(1);
+    // Two requests, one prompt: the refused one was never acted on.
+    expect(pushes() - pushesBefore).toBe(2);
+    expect(mobile.stk.size - promptsBefore).toBe(1);
+    const renewed = await t.deps.kv.get(KEY());
+    expect(renewed).not.toBe("revoked-token");
+    expect(renewed).toEqual(expect.any(String));
+    // The new token is the cached one from now on.
+    expect((await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 160 })).status).toBe(201);
+    expect(mobile.tokensIssued() - tokensBefore).toBe(1);
+  });
+
+  it("renews a refused token for the status query too, so the callback still settles", async () => {
+    const t = app();
+    const me = await person(t);
+    const mobile = providers.current.mobile;
+    const push = (await (await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 220 })).json()) as { requestId: string; checkoutRequestId: string };
+    mobile.complete(push.checkoutRequestId, 0);
+    await t.deps.kv.set(KEY(), "revoked-token", { ttlMs: 3_000_000 });
+    const res = await deliver(t, mobile.callback(push.checkoutRequestId));
+    expect(await res.json()).toMatchObject({ result: "credited" });
+    expect(await t.deps.kv.get(KEY())).not.toBe("revoked-token");
+    expect(await creditsOf(env.db.database.db, push.requestId)).toBe(1);
+  });
+
+  it("tries a new token once: a second 401 fails the push (nothing was sent), and so does a token call that times out after the first", async () => {
+    const mobile = providers.current.mobile;
+    let refuse = false;
+    let hangTokenCalls = false;
+    const fetchThroughProvider: typeof fetch = (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (refuse && url.endsWith("/mpesa/stkpush/v1/processrequest")) {
+        return Promise.resolve(new Response(JSON.stringify({ requestId: "r", errorCode: "404.001.03", errorMessage: "Invalid Access Token" }), { status: 401 }));
+      }
+      if (hangTokenCalls && url.includes("/oauth/v1/generate")) {
+        // A provider that takes the call and never answers: the caller's timeout ends it.
+        return new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)));
+      }
+      return fetch(input, init);
+    };
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, env: providers.current.env, fetch: fetchThroughProvider });
+    const me = await person(t);
+    expect((await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 })).status).toBe(201);
+    const statusOf = (amount: number) => queryRows<{ status: string }>(env.db.database.db, sql`select status from payments where user_id = ${me.id} and amount = ${amount}`);
+
+    refuse = true;
+    const tokensBefore = mobile.tokensIssued();
+    const refused = await expectError(await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 110 }), 502, "provider_error");
+    expect(mobile.tokensIssued() - tokensBefore).toBe(1);
+    expect(refused.message).not.toMatch(/stays pending/);
+    expect(await statusOf(110)).toEqual([{ status: "failed" }]);
+
+    // Refused again, and the new token's call never answers: still nothing went out.
+    await t.deps.kv.set(KEY(), "revoked-token", { ttlMs: 3_000_000 });
+    hangTokenCalls = true;
+    const timedOut = await expectError(await post(t, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 120 }), 502, "provider_error");
+    expect(timedOut.message).toMatch(/did not answer in time/);
+    expect(timedOut.message).not.toMatch(/stays pending/);
+    expect(await statusOf(120)).toEqual([{ status: "failed" }]);
+  });
+
+  it("never sends a token cached for other credentials sharing the store", async () => {
+    const kv = createMemoryStore({ clock: { now: () => Date.now() } });
+    const build = (extra: Record<string, string> = {}) =>
+      buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, env: { ...providers.current.env, ...extra }, kv });
+    const current = build();
+    const me = await person(current);
+    expect((await post(current, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 })).status).toBe(201);
+    // The same store, with credentials the provider does not know (an old or another app's key):
+    // its own token call fails, instead of borrowing the token cached for the current key.
+    const rotated = build({ MOBILE_MONEY_CONSUMER_KEY: "mm-old-consumer-key" });
+    const pushesBefore = pushes();
+    await expectError(await post(rotated, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 }), 502, "provider_error");
+    expect(pushes()).toBe(pushesBefore);
+    expect(await kv.get(tokenKey("mm-old-consumer-key"))).toBeNull();
+    expect(await kv.get(KEY())).toEqual(expect.any(String));
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Principal } from "../../auth/principal";
 import { ApiError } from "../../errors";
-import { toHex } from "../../platform/hash";
+import { sha256Hex, toHex } from "../../platform/hash";
 import type { PaymentDeps } from "./context";
 import { coinsFor, fxRates } from "./money";
 import { ProviderFailure, callProvider, expectString } from "./provider-http";
@@ -9,7 +9,7 @@ import { attachProvider, createPending, findByCallbackToken, markFailed, settleP
 import { parseObject, stringId } from "./webhook-body";
 
 export const MOBILE_MONEY_CURRENCY = "KES";
-const TOKEN_KEY = "payments:mobile-money:oauth";
+const TOKEN_KEY_PREFIX = "payments:mobile-money:oauth:";
 /** The token is dropped this long before the provider says it expires, so a call never carries a dying one. */
 const TOKEN_MARGIN_MS = 60_000;
 
@@ -43,11 +43,21 @@ export function stkPassword(shortcode: string, passkey: string, timestamp: strin
 }
 
 /**
- * The OAuth client-credentials token, kept in the key-value store until shortly before it expires,
- * so every instance sharing the store asks the provider once per token lifetime.
+ * Where the token is cached: under a hash of the consumer key, so that a token of credentials
+ * since rotated, or of another app sharing the store, is never sent with these.
  */
-export async function accessToken(deps: PaymentDeps, provider: MobileMoneyConfig): Promise<string> {
-  const cached = await deps.kv.get(TOKEN_KEY).catch(() => null);
+export async function tokenCacheKey(provider: MobileMoneyConfig): Promise<string> {
+  return `${TOKEN_KEY_PREFIX}${(await sha256Hex(provider.consumerKey)).slice(0, 32)}`;
+}
+
+/**
+ * The OAuth client-credentials token, kept in the key-value store until shortly before it expires,
+ * so every instance sharing the store asks the provider once per token lifetime. `fresh` skips the
+ * cache (the provider refused the cached one).
+ */
+export async function accessToken(deps: PaymentDeps, provider: MobileMoneyConfig, options: { fresh?: boolean } = {}): Promise<string> {
+  const key = await tokenCacheKey(provider);
+  const cached = options.fresh ? null : await deps.kv.get(key).catch(() => null);
   if (cached) return cached;
   const answer = await callProvider<{ access_token?: unknown; expires_in?: unknown }>(deps, "mobile-money", `${provider.url}/oauth/v1/generate?grant_type=client_credentials`, {
     headers: { authorization: `Basic ${btoa(`${provider.consumerKey}:${provider.consumerSecret}`)}` },
@@ -55,8 +65,22 @@ export async function accessToken(deps: PaymentDeps, provider: MobileMoneyConfig
   const token = expectString("mobile-money", answer?.access_token, "access token");
   // Whole milliseconds: the store (as Redis) refuses a fractional expiry, and the token would go uncached.
   const lifetimeMs = Math.floor((Number(answer?.expires_in) || 3599) * 1000) - TOKEN_MARGIN_MS;
-  if (lifetimeMs > 0) await deps.kv.set(TOKEN_KEY, token, { ttlMs: lifetimeMs }).catch(() => undefined);
+  if (lifetimeMs > 0) await deps.kv.set(key, token, { ttlMs: lifetimeMs }).catch(() => undefined);
   return token;
+}
+
+/** The provider answered 401: it no longer takes the token (revoked, or credentials rotated before it expired). */
+function tokenRefused(err: unknown): boolean {
+  return err instanceof ProviderFailure && err.reason === "status" && err.status === 401;
+}
+
+/**
+ * After a 401 the cached token is dropped, so no other call carries it either, and a new one is
+ * asked for; the caller tries once more with it (a second 401 is the provider's answer).
+ */
+async function renewedToken(deps: PaymentDeps, provider: MobileMoneyConfig): Promise<string> {
+  await deps.kv.del(await tokenCacheKey(provider)).catch(() => undefined);
+  return accessToken(deps, provider, { fresh: true });
 }
 
 /**
@@ -77,15 +101,18 @@ export async function stkPush(deps: PaymentDeps, actor: Principal, input: { phon
   });
   const callbackToken = toHex(deps.random.bytes(32));
   const row = await createPending(deps, { provider: "mobile-money", userId: actor.userId, amount: input.amount, currency: MOBILE_MONEY_CURRENCY, coins, callbackToken, details: { phoneNumber: phone } });
-  try {
+  // Whether a push is out that the provider may have acted on; one it refused with 401 is not.
+  let pushOut = false;
+  const push = (bearer: string) => {
+    pushOut = true;
     const timestamp = providerTimestamp(deps.clock.now());
-    const answer = await callProvider<{ MerchantRequestID?: unknown; CheckoutRequestID?: unknown; ResponseCode?: unknown; CustomerMessage?: unknown; ResponseDescription?: unknown }>(
+    return callProvider<{ MerchantRequestID?: unknown; CheckoutRequestID?: unknown; ResponseCode?: unknown; CustomerMessage?: unknown; ResponseDescription?: unknown }>(
       deps,
       "mobile-money",
       `${provider.url}/mpesa/stkpush/v1/processrequest`,
       {
         method: "POST",
-        headers: { authorization: `Bearer ${token}` },
+        headers: { authorization: `Bearer ${bearer}` },
         json: {
           BusinessShortCode: provider.shortcode,
           Password: stkPassword(provider.shortcode, provider.passkey, timestamp),
@@ -101,6 +128,14 @@ export async function stkPush(deps: PaymentDeps, actor: Principal, input: { phon
         },
       },
     );
+  };
+  try {
+    const answer = await push(token).catch(async (err: unknown) => {
+      if (!tokenRefused(err)) throw err;
+      // Refused before it was acted on: the one push sent with a new token cannot ring the phone twice.
+      pushOut = false;
+      return push(await renewedToken(deps, provider));
+    });
     if (String(answer?.ResponseCode) !== "0") throw new ProviderFailure("mobile-money", "body", `push refused (${String(answer?.ResponseCode)})`);
     const checkoutRequestId = expectString("mobile-money", answer?.CheckoutRequestID, "CheckoutRequestID");
     const merchantRequestId = expectString("mobile-money", answer?.MerchantRequestID, "MerchantRequestID");
@@ -111,7 +146,7 @@ export async function stkPush(deps: PaymentDeps, actor: Principal, input: { phon
     if (!(err instanceof ProviderFailure)) throw err;
     // The push may have reached the phone even though we saw no answer, so the request stays
     // pending: its callback (found by token) or reconciliation settles it.
-    if (!err.outcomeUnknown) {
+    if (!err.outcomeUnknown || !pushOut) {
       await markFailed(deps, row.id, `provider_error: ${err.reason}`);
       throw err.toApiError();
     }
@@ -121,19 +156,25 @@ export async function stkPush(deps: PaymentDeps, actor: Principal, input: { phon
 
 /** The STK status query: ResultCode 0 is paid, any other code failed, an error answer still running. */
 async function queryStatus(deps: PaymentDeps, provider: MobileMoneyConfig, checkoutRequestId: string): Promise<ProviderOutcome> {
-  const token = await accessToken(deps, provider);
-  const timestamp = providerTimestamp(deps.clock.now());
-  try {
-    const answer = await callProvider<{ ResponseCode?: unknown; ResultCode?: unknown; ResultDesc?: unknown; CheckoutRequestID?: unknown }>(
+  const query = (bearer: string) => {
+    const timestamp = providerTimestamp(deps.clock.now());
+    return callProvider<{ ResponseCode?: unknown; ResultCode?: unknown; ResultDesc?: unknown; CheckoutRequestID?: unknown }>(
       deps,
       "mobile-money",
       `${provider.url}/mpesa/stkpushquery/v1/query`,
       {
         method: "POST",
-        headers: { authorization: `Bearer ${token}` },
+        headers: { authorization: `Bearer ${bearer}` },
         json: { BusinessShortCode: provider.shortcode, Password: stkPassword(provider.shortcode, provider.passkey, timestamp), Timestamp: timestamp, CheckoutRequestID: checkoutRequestId },
       },
     );
+  };
+  const token = await accessToken(deps, provider);
+  try {
+    const answer = await query(token).catch(async (err: unknown) => {
+      if (!tokenRefused(err)) throw err;
+      return query(await renewedToken(deps, provider));
+    });
     if (String(answer?.ResponseCode) !== "0" || answer?.ResultCode === undefined) return { kind: "pending" };
     return String(answer.ResultCode) === "0" ? { kind: "paid", charge: checkoutRequestId } : { kind: "failed", reason: `result ${String(answer.ResultCode)}: ${String(answer.ResultDesc ?? "")}` };
   } catch (err) {
