@@ -150,6 +150,18 @@ function crossFieldIssues(env: Record<string, unknown>): ConfigIssue[] {
     issues.push({ variable: "UPSTASH_REDIS_REST_TOKEN", message: "is required when UPSTASH_REDIS_REST_URL is set" });
   }
   if (set("OIDC_ISSUER") && !set("OIDC_AUDIENCE")) issues.push({ variable: "OIDC_AUDIENCE", message: "is required when OIDC_ISSUER is set" });
+  // card-a charges in its store's currency only, so without a rate every checkout would be refused
+  // as if the client had asked for a wrong currency: a configuration error, caught at the start.
+  const cardACurrency = blankToUndefined(env.CARD_A_CURRENCY);
+  if (typeof cardACurrency === "string") {
+    const code = cardACurrency.trim().toUpperCase();
+    const rates = fxRates.safeParse(blankToUndefined(env.PAYMENT_FX_RATES) ?? "");
+    // A malformed code or rate table is reported by its own field.
+    if (/^[A-Z]{3}$/.test(code) && code !== "USD" && rates.success && !Object.hasOwn(rates.data, code)) {
+      issues.push({ variable: "CARD_A_CURRENCY", message: `is ${code}, which PAYMENT_FX_RATES gives no rate for` });
+      issues.push({ variable: "PAYMENT_FX_RATES", message: `needs ${code}=<US dollars per ${code}> for CARD_A_CURRENCY` });
+    }
+  }
   const nodeEnv = blankToUndefined(env.NODE_ENV);
   const production = typeof nodeEnv === "string" && nodeEnv.trim() === "production";
   if (production && !set("OIDC_ISSUER")) {

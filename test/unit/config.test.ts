@@ -66,6 +66,21 @@ describe("parseConfig", () => {
     expect(parseConfig({ OIDC_ISSUER: "http://id.internal:8080", OIDC_AUDIENCE: "api" }).OIDC_ISSUER).toBe("http://id.internal:8080");
   });
 
+  it("refuses a CARD_A_CURRENCY other than USD that PAYMENT_FX_RATES has no rate for, naming both", () => {
+    const missing: Record<string, string>[] = [{ CARD_A_CURRENCY: "GBP" }, { CARD_A_CURRENCY: "gbp", PAYMENT_FX_RATES: "EUR=1.08,KES=0.0077" }];
+    for (const env of missing) {
+      const err = configError(env);
+      expect(err.variables).toEqual(["CARD_A_CURRENCY", "PAYMENT_FX_RATES"]);
+      expect(err.message).toContain("CARD_A_CURRENCY is GBP, which PAYMENT_FX_RATES gives no rate for");
+      expect(err.message).toContain("PAYMENT_FX_RATES needs GBP=<US dollars per GBP> for CARD_A_CURRENCY");
+    }
+    expect(parseConfig({ CARD_A_CURRENCY: "gbp", PAYMENT_FX_RATES: "GBP=1.27" }).CARD_A_CURRENCY).toBe("GBP");
+    expect(parseConfig({ CARD_A_CURRENCY: "usd" }).CARD_A_CURRENCY).toBe("USD");
+    expect(parseConfig({ CARD_A_CURRENCY: " " }).CARD_A_CURRENCY).toBe("USD");
+    // A rate table that does not read is reported once, by itself.
+    expect(configError({ CARD_A_CURRENCY: "GBP", PAYMENT_FX_RATES: "GBP:1.27" }).variables).toEqual(["PAYMENT_FX_RATES"]);
+  });
+
   it("splits INFERENCE_URL into hosts without trailing slashes", () => {
     expect(parseConfig({ INFERENCE_URL: "http://gpu-1:11434/, http://gpu-2:11434" }).INFERENCE_URL).toEqual([
       "http://gpu-1:11434",
