@@ -118,7 +118,10 @@ export const configSchema = z
     MOBILE_MONEY_SHORTCODE: optional(z.string()),
     MOBILE_MONEY_PASSKEY: optional(z.string()),
     MOBILE_MONEY_CALLBACK_URL: optional(httpUrl),
-    /** How this API is reached from outside (card-b redirect, crypto IPN URL); defaults to the request's origin. */
+    /**
+     * How this API is reached from outside (card-b redirect, crypto IPN URL). Required in production
+     * with card-b or crypto configured; elsewhere it defaults to the request's origin.
+     */
     PAYMENTS_PUBLIC_URL: optional(httpUrl),
     /** US dollars per unit of each other currency, e.g. `KES=0.0077,EUR=1.08`; USD is always 1. */
     PAYMENT_FX_RATES: withDefault(fxRates, ""),
@@ -137,6 +140,12 @@ export const configSchema = z
   });
 
 export type ConfigIssue = { variable: string; message: string };
+
+/** The providers we hand a URL of ours to call back, with the variables that configure each. */
+const CALLBACK_PROVIDERS = {
+  "card-b": ["CARD_B_API_URL", "CARD_B_SECRET_KEY", "CARD_B_WEBHOOK_SECRET"],
+  crypto: ["CRYPTO_API_URL", "CRYPTO_API_KEY", "CRYPTO_IPN_SECRET"],
+};
 
 /**
  * The rules that tie variables together. Read from the raw environment (blank = unset) rather
@@ -171,6 +180,14 @@ function crossFieldIssues(env: Record<string, unknown>): ConfigIssue[] {
   // could hand us their own keys. Loopback (a sidecar on the same host) is the one exception.
   if (production && set("OIDC_ISSUER") && !secureOrLoopback(String(env.OIDC_ISSUER).trim())) {
     issues.push({ variable: "OIDC_ISSUER", message: "must be an https URL in production (http only for a loopback address)" });
+  }
+  // Their callback URLs (card-b's redirect_url, the crypto ipn_callback_url) would otherwise come
+  // from the request's Host, which the caller chooses, or which a proxy in front rewrites.
+  const callbackProviders = Object.entries(CALLBACK_PROVIDERS)
+    .filter(([, variables]) => variables.every(set))
+    .map(([provider]) => provider);
+  if (production && !set("PAYMENTS_PUBLIC_URL") && callbackProviders.length > 0) {
+    issues.push({ variable: "PAYMENTS_PUBLIC_URL", message: `is required in production when ${callbackProviders.join(" or ")} payments are configured` });
   }
   return issues;
 }

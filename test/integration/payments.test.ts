@@ -112,6 +112,30 @@ describe("configuration and provider failures", () => {
     expect((await post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 10, phoneNumber: "+15550100", email: "me@example.test" })).status).toBe(201);
   });
 
+  it("builds the provider callback URLs from PAYMENTS_PUBLIC_URL, from the request's origin only outside production", async () => {
+    const callbackOf = async (t: TestApp, who: Person) => {
+      const intent = await t.request("http://elsewhere.example/api/payments/crypto/create", json({ amount: 20, currency: "USDT" }, who.headers));
+      expect(intent.status).toBe(201);
+      const link = await t.request("http://elsewhere.example/api/v1/payments/card-b/card-collection", json({ amount: 12, phoneNumber: "+15550100", email: "p@example.test" }, who.headers));
+      expect(link.status).toBe(201);
+      return [
+        (providers.current.crypto.requests.filter((r) => r.path === "/v1/payment").at(-1)?.body as { ipn_callback_url: string }).ipn_callback_url,
+        (providers.current.cardB.requests.filter((r) => r.path === "/v3/payments").at(-1)?.body as { redirect_url: string }).redirect_url,
+      ];
+    };
+    const production = app({ NODE_ENV: "production" });
+    expect(await callbackOf(production, await person(production))).toEqual(["https://api.example.test/api/payments/crypto/ipn", "https://api.example.test/api/v1/payments/card-b/redirect"]);
+    // Production without it does not start (config.ts); in development the request's origin serves.
+    expect(() => app({ NODE_ENV: "production", PAYMENTS_PUBLIC_URL: "" })).toThrow(/PAYMENTS_PUBLIC_URL is required in production when card-b or crypto payments are configured/);
+    // A provider missing a setting still answers the 503 naming it.
+    const unconfigured = app({ NODE_ENV: "production", PAYMENTS_PUBLIC_URL: "", CARD_B_SECRET_KEY: "", CRYPTO_API_KEY: "" });
+    const payer = await person(unconfigured);
+    const refused = await expectError(await post(unconfigured, payer, "/api/payments/crypto/create", { amount: 20, currency: "USDT" }), 503, "service_unavailable");
+    expect(refused.message).toBe("crypto payments are not configured");
+    const development = app({ NODE_ENV: "development", PAYMENTS_PUBLIC_URL: "" });
+    expect(await callbackOf(development, await person(development))).toEqual(["http://elsewhere.example/api/payments/crypto/ipn", "http://elsewhere.example/api/v1/payments/card-b/redirect"]);
+  });
+
   it("turns a provider error into 502 provider_error and marks the request failed", async () => {
     const t = app();
     const me = await person(t);

@@ -81,6 +81,19 @@ describe("parseConfig", () => {
     expect(configError({ CARD_A_CURRENCY: "GBP", PAYMENT_FX_RATES: "GBP:1.27" }).variables).toEqual(["PAYMENT_FX_RATES"]);
   });
 
+  it("requires PAYMENTS_PUBLIC_URL in production once card-b or crypto is configured, and only then", () => {
+    const production = { NODE_ENV: "production", OIDC_ISSUER: "https://id.example.com", OIDC_AUDIENCE: "api" };
+    const cardB = { CARD_B_API_URL: "https://api.card-b.example", CARD_B_SECRET_KEY: "k", CARD_B_WEBHOOK_SECRET: "h" };
+    const crypto = { CRYPTO_API_URL: "https://api.crypto.example", CRYPTO_API_KEY: "k", CRYPTO_IPN_SECRET: "s" };
+    expect(configError({ ...production, ...cardB }).message).toBe("invalid configuration: PAYMENTS_PUBLIC_URL is required in production when card-b payments are configured");
+    expect(configError({ ...production, ...crypto, PAYMENTS_PUBLIC_URL: " " }).variables).toEqual(["PAYMENTS_PUBLIC_URL"]);
+    expect(configError({ ...production, ...cardB, ...crypto }).message).toContain("when card-b or crypto payments are configured");
+    expect(parseConfig({ ...production, ...cardB, ...crypto, PAYMENTS_PUBLIC_URL: "https://api.example.com" }).PAYMENTS_PUBLIC_URL).toBe("https://api.example.com");
+    // Not configured (a provider missing a setting answers 503 and calls nothing back), or not production.
+    expect(parseConfig({ ...production, CARD_B_API_URL: cardB.CARD_B_API_URL, CRYPTO_API_KEY: "k" }).PAYMENTS_PUBLIC_URL).toBeUndefined();
+    expect(parseConfig({ ...cardB, ...crypto }).PAYMENTS_PUBLIC_URL).toBeUndefined();
+  });
+
   it("splits INFERENCE_URL into hosts without trailing slashes", () => {
     expect(parseConfig({ INFERENCE_URL: "http://gpu-1:11434/, http://gpu-2:11434" }).INFERENCE_URL).toEqual([
       "http://gpu-1:11434",

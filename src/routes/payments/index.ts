@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { ApiError } from "../../errors";
 import { principalOf } from "../../http/auth";
 import type { AppEnv } from "../../http/env";
 import { IdempotencyHeader, idempotent } from "../../http/idempotency";
@@ -93,9 +94,17 @@ const PROVIDER_ERRORS = {
   503: err("The provider is not configured (service_unavailable, naming it)"),
 } as const;
 
-/** Where providers reach this API from outside: PAYMENTS_PUBLIC_URL, else the request's own origin. */
-export function publicBaseUrl(c: Context<AppEnv>): string {
-  return (c.var.deps.config.PAYMENTS_PUBLIC_URL ?? new URL(c.req.url).origin).replace(/\/+$/, "");
+/**
+ * Where providers reach this API from outside: PAYMENTS_PUBLIC_URL. The request's own origin (its
+ * Host, chosen by the caller) only outside production, where the configuration requires the URL
+ * whenever a provider that calls back is configured; read only once that provider's settings are.
+ */
+export function publicBaseUrl(c: Context<AppEnv>): () => string {
+  return () => {
+    const { PAYMENTS_PUBLIC_URL: configured, NODE_ENV } = c.var.deps.config;
+    if (configured === undefined && NODE_ENV === "production") throw new ApiError("service_unavailable", "payment callbacks are not configured (PAYMENTS_PUBLIC_URL)");
+    return (configured ?? new URL(c.req.url).origin).replace(/\/+$/, "");
+  };
 }
 
 export const paymentRoutes = createRouter()

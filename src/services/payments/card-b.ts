@@ -25,9 +25,10 @@ export async function createCardBCheckout(
   deps: PaymentDeps,
   actor: Principal,
   input: { amount: number; phoneNumber: string; email: string; currency?: string },
-  publicBaseUrl: string,
+  publicBaseUrl: () => string,
 ): Promise<CardBCheckout> {
   const provider = cardBConfig(deps.config);
+  const redirectUrl = `${publicBaseUrl()}/api/v1/payments/card-b/redirect`;
   const currency = normaliseCurrency(input.currency, "USD");
   const coins = coinsFor(deps.config, input.amount, currency);
   const row = await createPending(deps, { provider: "card-b", userId: actor.userId, amount: input.amount, currency, coins, details: { email: input.email, phoneNumber: input.phoneNumber } });
@@ -39,7 +40,7 @@ export async function createCardBCheckout(
         tx_ref: row.id,
         amount: input.amount,
         currency,
-        redirect_url: `${publicBaseUrl}/api/v1/payments/card-b/redirect`,
+        redirect_url: redirectUrl,
         customer: { email: input.email, phonenumber: input.phoneNumber },
         meta: { user_id: actor.userId },
         customizations: { title: "Wallet top-up" },

@@ -39,8 +39,9 @@ interface ProviderPayment {
  * dollars, priced in USD and paid in the chosen coin. The answer's `amount` is what to send, in
  * that coin. The intent lives CRYPTO_INTENT_TTL_SECONDS on our clock.
  */
-export async function createCryptoIntent(deps: PaymentDeps, actor: Principal, input: { amount: number; currency: CryptoCurrency }, publicBaseUrl: string): Promise<CryptoIntent> {
+export async function createCryptoIntent(deps: PaymentDeps, actor: Principal, input: { amount: number; currency: CryptoCurrency }, publicBaseUrl: () => string): Promise<CryptoIntent> {
   const provider = cryptoConfig(deps.config);
+  const ipnCallbackUrl = `${publicBaseUrl()}/api/payments/crypto/ipn`;
   const coins = coinsFor(deps.config, input.amount, "USD");
   const now = deps.clock.now();
   const expiresAt = new Date(now + deps.config.CRYPTO_INTENT_TTL_SECONDS * 1000);
@@ -61,7 +62,7 @@ export async function createCryptoIntent(deps: PaymentDeps, actor: Principal, in
         price_amount: input.amount,
         price_currency: "usd",
         pay_currency: input.currency.toLowerCase(),
-        ipn_callback_url: `${publicBaseUrl}/api/payments/crypto/ipn`,
+        ipn_callback_url: ipnCallbackUrl,
         order_id: row.id,
         order_description: "Wallet top-up",
       },
