@@ -135,6 +135,11 @@ export const configSchema = z
     PAYMENT_RECONCILE_AFTER_SECONDS: withDefault(z.coerce.number().int().min(0).max(30 * 86_400), 900),
     /** Reconciliation expires payments still pending (and not paid at the provider) after this long. */
     PAYMENT_EXPIRE_AFTER_SECONDS: withDefault(z.coerce.number().int().min(60).max(90 * 86_400), 86_400),
+    /**
+     * How long one reconciliation pass may go on asking providers; what it has not asked by then
+     * waits for the next pass. Keep it well under the interval between passes.
+     */
+    PAYMENT_RECONCILE_BUDGET_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 120),
     /** Node only: how often the reconciliation runs in-process; 0 turns it off (Workers use the cron trigger). */
     PAYMENT_RECONCILE_INTERVAL_SECONDS: withDefault(z.coerce.number().int().min(0).max(86_400), 300),
   });

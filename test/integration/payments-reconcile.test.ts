@@ -4,10 +4,10 @@ import { queryRows } from "../../src/db/rows";
 import { fixedClock } from "../../src/platform/clock";
 import { paymentDepsOf } from "../../src/services/payments/context";
 import { reconcilePayments } from "../../src/services/payments/reconcile";
+import { REVIEW_MESSAGES } from "../../src/services/payments/store";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
-import { REVIEW_MESSAGES } from "../../src/services/payments/store";
 import { balanceOf, creditsOf, deliver, errorsNamed, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
 import { json } from "../support/users";
 
@@ -31,13 +31,19 @@ const resultOf = async (res: Response) => {
   return ((await res.json()) as { result: string }).result;
 };
 
-/** `n` pending payments of a provider made `createdAt` and never paid, written straight to the table (a backlog as traffic leaves it). */
-async function backlog(provider: "card-a" | "card-b", userId: string, n: number, createdAt: Date): Promise<string[]> {
-  const prefix = provider === "card-a" ? "fund_backlog" : "cbtx_backlog";
+/**
+ * `n` pending payments of a provider made `createdAt` and never paid, written straight to the table
+ * (a backlog as traffic leaves it); crypto ones carry a provider payment id, so they are asked about.
+ */
+async function backlog(provider: "card-a" | "card-b" | "crypto", userId: string, n: number, createdAt: Date): Promise<string[]> {
+  const prefix = { "card-a": "fund_backlog", "card-b": "cbtx_backlog", crypto: "cpay_backlog" }[provider];
+  const batch = crypto.randomUUID();
   const rows = await queryRows<{ id: string }>(
     db(),
-    sql`insert into payments (id, provider, user_id, status, amount, currency, coins, created_at, updated_at)
-        select ${prefix} || '_' || ${crypto.randomUUID()} || '_' || g, ${provider}, ${userId}, 'pending', 500, 'USD', 500, ${createdAt.toISOString()}::timestamptz, ${createdAt.toISOString()}::timestamptz
+    sql`insert into payments (id, provider, user_id, status, amount, currency, coins, provider_ref, created_at, updated_at)
+        select ${prefix} || '_' || ${batch} || '_' || g, ${provider}, ${userId}, 'pending', 500, 'USD', 500,
+               case when ${provider} = 'crypto' then ${batch} || g end,
+               ${createdAt.toISOString()}::timestamptz, ${createdAt.toISOString()}::timestamptz
         from generate_series(1, ${n}) g
         returning id`,
   );
@@ -377,5 +383,80 @@ describe("payment reconciliation", () => {
     for (const paid of [id, push.requestId as string]) expect(await paymentRow(db(), paid)).toMatchObject({ status: "completed", review_reason: null });
     expect(errorsNamed(t, REVIEW_MESSAGES.second_payment)).toEqual([]);
     expect(await balanceOf(db(), me.id)).toBe(900 + 600);
+  });
+
+  it("stops asking at PAYMENT_RECONCILE_BUDGET_SECONDS, and the payments it did not ask keep their place for the next pass", async () => {
+    const clock = fixedClock(Math.floor(Date.now() / 1000) * 1000);
+    // Each question to card-b takes 25 s on the pass's clock.
+    let slow = false;
+    const fetchThroughProvider: typeof fetch = async (input, init) => {
+      const answer = await fetch(input, init);
+      if (slow && String(input).includes("/v3/transactions/verify_by_reference")) clock.advance(25_000);
+      return answer;
+    };
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, env: { ...providers.current.env, PAYMENT_RECONCILE_BUDGET_SECONDS: "60" }, clock, fetch: fetchThroughProvider });
+    const reconcile = () => reconcilePayments(paymentDepsOf(t.deps, db()));
+    const me = await signIn(t, env.issuer);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 10 + i, phoneNumber: "+15550100", email: "p@example.test" })).transactionId as string);
+      clock.advance(1_000);
+    }
+    providers.current.cardB.pay(ids[4] as string); // the newest one, whose webhook is lost, is paid
+    clock.advance(16 * MINUTE);
+    slow = true;
+    const askedFor = () => providers.current.cardB.requests.filter((r) => r.path === "/v3/transactions/verify_by_reference").map((r) => r.query.get("tx_ref"));
+    const before = askedFor().length;
+    const passAt = clock.now();
+    // Asked at 0, 25 and 50 s; at 75 s the budget of 60 is spent.
+    expect(await reconcile()).toMatchObject({ checked: 3, deferred: 2, credited: 0 });
+    expect(askedFor().slice(before)).toEqual(ids.slice(0, 3));
+    const stamps = await queryRows<{ id: string; reconciled_at: Date | null }>(db(), sql`select id, reconciled_at from payments where id in ${ids} order by created_at`);
+    expect(stamps.map((r) => r.reconciled_at && new Date(r.reconciled_at).getTime())).toEqual([passAt, passAt, passAt, null, null]);
+
+    // The next pass takes the two it did not ask before asking the first three again.
+    clock.advance(5 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 3, deferred: 2, credited: 1 });
+    expect(askedFor().slice(before + 3)).toEqual([ids[3], ids[4], ids[0]]);
+    expect(await paymentRow(db(), ids[4] as string)).toMatchObject({ status: "completed" });
+  });
+
+  it("skips a provider for the rest of the pass after its first timeout, asking the other providers' payments instead", async () => {
+    const { clock, t, reconcile } = setup();
+    const me = await signIn(t, env.issuer);
+    const p = providers.current;
+    // A full pass of crypto payments comes first in the queue.
+    const older = await backlog("crypto", me.id, 200, new Date(clock.now() - HOUR));
+    const intents: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      intents.push((await post(t, me, "/api/payments/crypto/create", { amount: 10 + i, currency: "USDT" })).paymentId as string);
+      clock.advance(1_000);
+    }
+    const cardB = (await post(t, me, "/api/v1/payments/card-b/card-collection", { amount: 12, phoneNumber: "+15550100", email: "p@example.test" })).transactionId as string;
+    p.cardB.pay(cardB);
+    p.crypto.setStatus(intents[5] as string, "finished");
+    clock.advance(16 * MINUTE);
+    const cryptoAsks = () => p.crypto.requests.filter((r) => r.method === "GET").length;
+    const before = cryptoAsks();
+    p.crypto.mode = "timeout";
+    try {
+      expect(await reconcile()).toMatchObject({ checked: 2, errors: 1, credited: 1, deferred: 199 });
+    } finally {
+      p.crypto.mode = "ok";
+    }
+    expect(cryptoAsks() - before).toBe(1);
+    expect(await paymentRow(db(), cardB)).toMatchObject({ status: "completed" });
+    expect(t.logs).toContainEqual(expect.objectContaining({ level: "warn", msg: "payment reconciliation skips a provider that timed out, for the rest of the pass", provider: "crypto" }));
+    const unasked = await queryRows<{ n: number }>(db(), sql`select count(*)::int as n from payments where id in ${[...older, ...intents]} and reconciled_at is null`);
+    expect(unasked).toEqual([{ n: 205 }]);
+
+    // With the provider back (and the backlog gone), the next pass asks them and credits.
+    await queryRows(db(), sql`update payments set status = 'expired', created_at = created_at - interval '30 days' where id in ${older} returning id`);
+    clock.advance(5 * MINUTE);
+    expect(await reconcile()).toMatchObject({ checked: 6, credited: 1, deferred: 0 });
+    expect(p.crypto.requests.filter((r) => r.method === "GET").slice(before + 1).map((r) => r.path)).toEqual(
+      intents.map((id) => `/v1/payment/${p.crypto.byOrder(id).payment_id}`),
+    );
+    expect(await creditsOf(db(), intents[5] as string)).toBe(1);
   });
 });
