@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
-import { queryRows } from "../../db/rows";
+import { deleteInBatches } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
 import { utcDay } from "./feed";
 
@@ -25,23 +25,15 @@ export interface ImpressionPruneOptions {
  */
 export async function pruneImpressions(db: Db, now: number, options: ImpressionPruneOptions = {}): Promise<number> {
   const before = utcDay(now - DAY_MS);
-  const batchSize = options.batchSize ?? 20_000;
-  const maxBatches = options.maxBatches ?? 25;
+  const batches = { batchSize: options.batchSize ?? 20_000, maxBatches: options.maxBatches ?? 25 };
   let deleted = 0;
   for (const table of TABLES) {
-    for (let batch = 0; batch < maxBatches; batch++) {
-      const [row] = await queryRows<{ n: number }>(
-        db,
-        sql`with gone as (
-              delete from ${sql.identifier(table)} where ctid = any(array(
-                select ctid from ${sql.identifier(table)} where day < ${before}::date limit ${batchSize}::int))
-              returning 1)
-            select count(*)::int as n from gone`,
-      );
-      const n = row?.n ?? 0;
-      deleted += n;
-      if (n < batchSize) break;
-    }
+    const t = sql.identifier(table);
+    deleted += await deleteInBatches(
+      db,
+      (limit) => sql`delete from ${t} where ctid = any(array(select ctid from ${t} where day < ${before}::date limit ${limit})) returning 1`,
+      batches,
+    );
   }
   return deleted;
 }

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
-import { queryRows } from "../../db/rows";
+import { deleteInBatches } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
 
 /**
@@ -26,23 +26,12 @@ export interface PruneOptions {
  */
 export async function pruneEvents(db: Db, now: number, options: PruneOptions = {}): Promise<number> {
   const cutoff = new Date(now - (options.retentionDays ?? EVENT_RETENTION_DAYS) * DAY_MS);
-  const batchSize = options.batchSize ?? 5_000;
-  const maxBatches = options.maxBatches ?? 20;
-  let deleted = 0;
-  for (let batch = 0; batch < maxBatches; batch++) {
-    const [row] = await queryRows<{ n: number }>(
-      db,
-      sql`with gone as (
-            delete from events where id in (
-              select id from events where created_at < ${cutoff.toISOString()}::timestamptz order by created_at limit ${batchSize}::int)
-            returning 1)
-          select count(*)::int as n from gone`,
-    );
-    const n = row?.n ?? 0;
-    deleted += n;
-    if (n < batchSize) break;
-  }
-  return deleted;
+  return deleteInBatches(
+    db,
+    (limit) => sql`delete from events where id in (
+      select id from events where created_at < ${cutoff.toISOString()}::timestamptz order by created_at limit ${limit}) returning 1`,
+    { batchSize: options.batchSize ?? 5_000, maxBatches: options.maxBatches ?? 20 },
+  );
 }
 
 /** The scheduled upkeep's step (Workers cron, Node timer): prunes, and logs what went when anything did. */

@@ -1,4 +1,5 @@
 import type { KeyValueStore } from "../../kv/port";
+import { renewLease } from "../../kv/lease";
 import { defineScript } from "../../kv/scripts";
 
 /**
@@ -55,30 +56,13 @@ return {1, 0}
   },
 });
 
-/**
- * Extends a held lease only: a renewal that lands after the release (two HTTP calls to a REST
- * store can arrive in either order) must not take the place back.
- */
-const renewSlotScript = defineScript<boolean>({
-  name: "event_stream_slot_renew",
-  lua: "if redis.call('ZSCORE', KEYS[1], ARGV[2]) then redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2]); redis.call('PEXPIRE', KEYS[1], ARGV[3]); return 1 end\nreturn 0",
-  memory: (kv, [key], [until, member, ttl]) => {
-    const held = kv.zrangeWithScores(key as string, 0, -1).some((m) => m.member === member);
-    if (!held) return false;
-    kv.zadd(key as string, Number(until), member as string);
-    kv.pexpire(key as string, Number(ttl));
-    return true;
-  },
-  parse: (raw) => raw === 1 || raw === "1" || raw === true,
-});
-
 /** Takes one of the person's places for a new stream, or says when to try again. */
 export function takeStreamSlot(kv: KeyValueStore, userId: string, member: string, now: number): Promise<SlotOutcome> {
   return kv.eval(takeSlotScript, [slotKey(userId)], [now, STREAMS_PER_PERSON, STREAM_LEASE_MS, member]);
 }
 
 export function renewStreamSlot(kv: KeyValueStore, userId: string, member: string, now: number): Promise<boolean> {
-  return kv.eval(renewSlotScript, [slotKey(userId)], [now + STREAM_LEASE_MS, member, STREAM_LEASE_MS]);
+  return renewLease(kv, slotKey(userId), member, now, STREAM_LEASE_MS);
 }
 
 export async function releaseStreamSlot(kv: KeyValueStore, userId: string, member: string): Promise<void> {

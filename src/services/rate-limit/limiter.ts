@@ -2,7 +2,7 @@ import { ApiError } from "../../errors";
 import type { KeyValueStore } from "../../kv/port";
 import type { Tier } from "../tiers/port";
 import { AI_LEASE_MS, HOUR_MS, LIMITS } from "./limits";
-import { defineScript } from "../../kv/scripts";
+import { renewLease } from "../../kv/lease";
 import { rateCheckScript, type RateCheckReply } from "./script";
 
 export interface RateCheckInput {
@@ -71,22 +71,8 @@ export async function releaseAiSlot(kv: KeyValueStore, subject: string, member: 
 /**
  * Extends a held AI slot's lease (and its set's expiry) while a streamed answer is still open: a
  * lease ends after AI_LEASE_MS so that a dead instance's slots free themselves, and a voice stream
- * can outlast it. Renews only a slot still held, so a renewal that lands after the release (two
- * HTTP calls to a REST store can arrive in either order) does not take the slot back.
+ * can outlast it.
  */
-const renewLeaseScript = defineScript<boolean>({
-  name: "ai_slot_renew",
-  lua: "if redis.call('ZSCORE', KEYS[1], ARGV[2]) then redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2]); redis.call('PEXPIRE', KEYS[1], ARGV[3]); return 1 end\nreturn 0",
-  memory: (kv, [key], [until, member, ttl]) => {
-    const held = kv.zrangeWithScores(key as string, 0, -1).some((m) => m.member === member);
-    if (!held) return false;
-    kv.zadd(key as string, Number(until), member as string);
-    kv.pexpire(key as string, Number(ttl));
-    return true;
-  },
-  parse: (raw) => raw === 1 || raw === "1" || raw === true,
-});
-
 export async function renewAiSlot(kv: KeyValueStore, subject: string, member: string, now: number): Promise<boolean> {
-  return kv.eval(renewLeaseScript, [keys(subject, now)[5] as string], [now + AI_LEASE_MS, member, AI_LEASE_MS]);
+  return renewLease(kv, keys(subject, now)[5] as string, member, now, AI_LEASE_MS);
 }
