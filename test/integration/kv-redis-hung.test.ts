@@ -1,51 +1,7 @@
-import { createServer, connect, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisStore } from "../../src/node/kv-redis";
-import { randomSuffix, TEST_REDIS_URL } from "../support/services";
-
-/**
- * A TCP proxy in front of the test Redis that can stop passing Redis's replies on (as a paused
- * or unreachable Redis behind an open connection looks) and pass the held ones on when resumed.
- */
-async function startPausableProxy(): Promise<{ url: string; pause(): void; resume(): void; close(): Promise<void> }> {
-  const target = new URL(TEST_REDIS_URL);
-  const sockets = new Set<Socket>();
-  const clients: { client: Socket; held: Buffer[] }[] = [];
-  let paused = false;
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 6379), target.hostname);
-    const entry = { client, held: [] as Buffer[] };
-    clients.push(entry);
-    sockets.add(client).add(upstream);
-    client.on("data", (data) => upstream.write(data));
-    upstream.on("data", (data) => {
-      if (paused) entry.held.push(data);
-      else client.write(data);
-    });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("close", end).on("error", end);
-    upstream.on("close", end).on("error", end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    pause: () => void (paused = true),
-    resume() {
-      paused = false;
-      for (const entry of clients) for (const data of entry.held.splice(0)) if (!entry.client.destroyed) entry.client.write(data);
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { startRedisProxy, type RedisProxy } from "../support/redis-proxy";
+import { randomSuffix } from "../support/services";
 
 const elapsed = async (work: () => Promise<unknown>): Promise<{ ms: number; error: unknown }> => {
   const started = performance.now();
@@ -57,9 +13,9 @@ const elapsed = async (work: () => Promise<unknown>): Promise<{ ms: number; erro
 };
 
 describe("a Redis that stops answering on an open connection", () => {
-  let proxy: Awaited<ReturnType<typeof startPausableProxy>>;
+  let proxy: RedisProxy;
   beforeAll(async () => {
-    proxy = await startPausableProxy();
+    proxy = await startRedisProxy();
   });
   afterAll(async () => {
     await proxy.close();

@@ -1,52 +1,8 @@
-import { createServer, connect, Socket, type Server } from "node:net";
-import type { AddressInfo } from "node:net";
+import { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisStore } from "../../src/node/kv-redis";
-import { randomSuffix, TEST_REDIS_URL } from "../support/services";
-
-/**
- * A TCP proxy in front of the test Redis that records what the client sends (each chunk, and
- * when) and holds Redis's replies back for `replyDelayMs`, so the test can see when the store's
- * commands leave the process.
- */
-async function startRecordingProxy(replyDelayMs: number): Promise<{ url: string; chunks: { at: number; text: string }[]; replies: { at: number }[]; close(): Promise<void> }> {
-  const target = new URL(TEST_REDIS_URL);
-  const chunks: { at: number; text: string }[] = [];
-  const replies: { at: number }[] = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 6379), target.hostname);
-    sockets.add(client).add(upstream);
-    client.on("data", (data) => {
-      chunks.push({ at: performance.now(), text: data.toString("latin1") });
-      upstream.write(data);
-    });
-    upstream.on("data", (data) => {
-      setTimeout(() => {
-        replies.push({ at: performance.now() });
-        if (!client.destroyed) client.write(data);
-      }, replyDelayMs);
-    });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("close", end).on("error", end);
-    upstream.on("close", end).on("error", end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    chunks,
-    replies,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { startRedisProxy, type RedisProxy } from "../support/redis-proxy";
+import { randomSuffix } from "../support/services";
 
 /** Counts the writes handed to the kernel by sockets connected to `port` (one per `_write`/`_writev`). */
 function countSocketWrites(port: () => number): { count(): number; restore(): void } {
@@ -67,10 +23,10 @@ function countSocketWrites(port: () => number): { count(): number; restore(): vo
 }
 
 describe("the Redis store's writes", () => {
-  let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+  let proxy: RedisProxy;
   let writes: ReturnType<typeof countSocketWrites>;
   beforeAll(async () => {
-    proxy = await startRecordingProxy(100);
+    proxy = await startRedisProxy({ replyDelayMs: 100 });
     writes = countSocketWrites(() => Number(new URL(proxy.url).port));
   });
   afterAll(async () => {
