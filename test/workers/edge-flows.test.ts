@@ -260,3 +260,50 @@ describe("the discovery feed with its sessions in Upstash", () => {
     expect(cursor).toBeNull();
   });
 });
+
+describe("live match events on the Worker", () => {
+  /** Opens a stream and reads its opening lines; the stream stays open until `close`. */
+  async function openStream(who: Caller): Promise<{ close(): Promise<void> }> {
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(new Request("http://api.test/api/v1/matches/events", { headers: who.headers }), bindings, ctx);
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain(": connected");
+    return {
+      async close() {
+        await reader.cancel();
+        await waitOnExecutionContext(ctx);
+      },
+    };
+  }
+
+  it("holds at most 5 open streams per person, counted in Upstash; a sixth answers 429 and a closed stream frees its place", async () => {
+    const person = await signIn();
+    const streams = [];
+    for (let i = 0; i < 5; i++) streams.push(await openStream(person));
+    const sixth = await call("/api/v1/matches/events", { headers: person.headers });
+    expect(sixth.status).toBe(429);
+    expect(sixth.body).toMatchObject({ error: "rate_limit_exceeded", code: 429, message: "too many open event streams: at most 5 per person" });
+    expect(sixth.body.retry_after).toBeGreaterThan(0);
+    expect(sixth.headers.get("retry-after")).toBe(String(sixth.body.retry_after));
+
+    await streams.shift()!.close();
+    // The stream notices the cancel on its next turn and releases its lease then.
+    let next: Response | undefined;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(new Request("http://api.test/api/v1/matches/events", { headers: person.headers }), bindings, ctx);
+      if (res.status === 200) {
+        await res.body!.cancel();
+        await waitOnExecutionContext(ctx);
+        next = res;
+        break;
+      }
+      await res.body?.cancel();
+      await waitOnExecutionContext(ctx);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(next?.status).toBe(200);
+    await Promise.all(streams.map((s) => s.close()));
+  });
+});

@@ -170,9 +170,10 @@ const HEARTBEAT = encoder.encode(": heartbeat\n\n");
 
 /**
  * The stream where the event hub serves it (Node): a bare ReadableStream that the hub writes to,
- * registered with the hub while the client holds it, and nothing else per stream (no task of its
- * own, no timer, no subscription: the hub's heartbeat, batched reads and per-person
- * subscription do the work).
+ * registered with the hub while the client holds it, and little else per stream (no task of its
+ * own, no interval, no subscription: the hub's heartbeat, batched reads and per-person
+ * subscription do the work; its own are one timeout for the credential's expiry and its slot's
+ * lease, renewed on the hub's heartbeat).
  */
 function hubStream(c: Context<AppEnv>, hub: EventHub, principal: Principal, start: number, slot: StreamSlot): Response {
   const { userId } = principal;
