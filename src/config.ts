@@ -198,8 +198,12 @@ function crossFieldIssues(env: Record<string, unknown>): ConfigIssue[] {
 }
 
 function secureOrLoopback(raw: string): boolean {
-  if (!URL.canParse(raw)) return true; // the field's own rule reports it
-  const url = new URL(raw);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return true; // the field's own rule reports it
+  }
   return url.protocol === "https:" || ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
 }
 

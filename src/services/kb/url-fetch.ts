@@ -110,9 +110,11 @@ export async function fetchPublicUrl(raw: string, options: UrlFetchOptions): Pro
       if (!location) throw refuse("the URL redirected without a location", current);
       if (hop >= (options.maxRedirects ?? 3)) throw refuse("the URL redirected too many times", current);
       // The page's server, not the admin, wrote this location: one that does not parse is its fault.
-      const next = URL.canParse(location, url) ? new URL(location, url).href : null;
-      if (next === null) throw refuse("the URL redirected to a location that is not a valid URL", current);
-      current = next;
+      try {
+        current = new URL(location, url).href;
+      } catch {
+        throw refuse("the URL redirected to a location that is not a valid URL", current);
+      }
       continue;
     }
     if (!res.ok) {
