@@ -1,15 +1,12 @@
 import type { Context } from "hono";
 import { streamSSE, type SSEStreamingApi } from "hono/streaming";
 import { ApiError } from "../../errors";
-import { defer } from "../../http/defer";
 import { loggedError } from "../../platform/logged-error";
 import type { Principal } from "../../auth/principal";
-import type { Db } from "../../db/port";
 import type { AppEnv } from "../../http/env";
-import { apiKeyStillValid } from "../../services/api-keys/keys";
 import type { EventHub, HubStream } from "../../services/matching/event-hub";
 import { eventChannel, eventsAfter, latestEventId, type StoredEvent } from "../../services/matching/events";
-import { releaseStreamSlot, renewStreamSlot, STREAMS_PER_PERSON, takeStreamSlot, type SlotOutcome } from "../../services/matching/stream-slots";
+import { takeSlot, watchCredential, type StreamSlot } from "./stream-guards";
 
 /** A comment line goes out at least this often, so proxies and clients keep an idle stream open (< 25 s). */
 export const HEARTBEAT_MS = 20_000;
@@ -240,118 +237,6 @@ function hubStream(c: Context<AppEnv>, hub: EventHub, principal: Principal, star
   });
   for (const [name, value] of Object.entries(SSE_HEADERS)) c.header(name, value);
   return c.body(body, 200);
-}
-
-/** setTimeout's longest delay; a later expiry is waited for in steps. */
-const MAX_TIMER_MS = 2_147_483_647;
-
-interface CredentialWatch {
-  /** Starts the clock on the credential's expiry. */
-  start(): void;
-  /** Called on each heartbeat: re-checks an API key (a token needs only its expiry). */
-  heartbeat(): void;
-  stop(): void;
-}
-
-/**
- * Ends a stream once the credential it was opened with stops working: at the token's `exp` (or
- * the API key's `expiresAt`), and for an API key at the first heartbeat after it was revoked or
- * its admin lost the role (revocation is "effective at once"; a stream re-checks within 20 s).
- * Authentication happens once per request, and a stream is a request that does not end: without
- * this, a revoked key or an expired token kept its feed for as long as the client stayed. The
- * client reconnects and is authenticated afresh.
- */
-function watchCredential(c: Context<AppEnv>, principal: Principal, db: () => Db, end: () => void): CredentialWatch {
-  const [deps, requestId] = [c.get("deps"), c.get("requestId")];
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let stopped = false;
-  let checking = false;
-  const finish = (reason: string) => {
-    if (stopped) return;
-    watch.stop();
-    deps.logger.info("event stream ended: its credential is no longer valid", { requestId, userId: principal.userId, reason });
-    end();
-  };
-  const arm = (expiresAt: number) => {
-    const left = expiresAt - deps.clock.now();
-    timer = left > MAX_TIMER_MS ? setTimeout(() => arm(expiresAt), MAX_TIMER_MS) : setTimeout(() => finish("expired"), Math.max(0, left));
-    unref(timer);
-  };
-  const watch: CredentialWatch = {
-    start() {
-      if (!stopped && principal.expiresAt !== undefined) arm(principal.expiresAt);
-    },
-    heartbeat() {
-      const { keyId } = principal;
-      if (keyId === undefined || stopped || checking) return;
-      checking = true;
-      apiKeyStillValid(db(), keyId, deps.clock.now())
-        .then((valid) => {
-          if (!valid) finish("api key revoked or expired");
-        })
-        // A database that cannot answer now is asked again at the next heartbeat.
-        .catch((err: unknown) => deps.logger.warn("re-checking an event stream's API key failed", { requestId, userId: principal.userId, error: loggedError(err) }))
-        .finally(() => {
-          checking = false;
-        });
-    },
-    stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-    },
-  };
-  return watch;
-}
-
-/** Lets Node exit with the timer pending (Workers timers are plain numbers). */
-function unref(timer: unknown): void {
-  (timer as { unref?: () => void }).unref?.();
-}
-
-/** This stream's place among its person's open streams: renewed while it lives, released once it ends. */
-interface StreamSlot {
-  renew(): void;
-  release(): void;
-}
-
-const NO_SLOT: StreamSlot = { renew: () => {}, release: () => {} };
-
-/** Takes one of the person's STREAMS_PER_PERSON places, or answers 429 when all are taken. */
-async function takeSlot(c: Context<AppEnv>, userId: string): Promise<StreamSlot> {
-  const [deps, requestId] = [c.get("deps"), c.get("requestId")];
-  const member = deps.ids.next("sse");
-  let outcome: SlotOutcome;
-  try {
-    outcome = await takeStreamSlot(deps.kv, userId, member, deps.clock.now());
-  } catch (err) {
-    // As with the rate limits: a store that cannot answer costs the cap for a moment, not the stream.
-    deps.logger.error("event stream slot check failed; opening the stream", { requestId, userId, error: loggedError(err) });
-    return NO_SLOT;
-  }
-  if (!outcome.granted) {
-    throw new ApiError("rate_limit_exceeded", `too many open event streams: at most ${STREAMS_PER_PERSON} per person`, { retryAfter: outcome.retryAfter });
-  }
-  let renewing = false;
-  let released = false;
-  return {
-    renew() {
-      // One renewal at a time: a store slower than the heartbeat must not pile them up.
-      if (renewing || released) return;
-      renewing = true;
-      renewStreamSlot(deps.kv, userId, member, deps.clock.now())
-        .catch((err: unknown) => deps.logger.warn("event stream slot renewal failed", { requestId, userId, error: loggedError(err) }))
-        .finally(() => {
-          renewing = false;
-        });
-    },
-    release() {
-      if (released) return;
-      released = true;
-      // A lost release is healed by the lease running out.
-      defer(c, releaseStreamSlot(deps.kv, userId, member), "event stream slot release");
-    },
-  };
 }
 
 /** An event as SSE; JSON has no raw line breaks, so the data is one line. */
