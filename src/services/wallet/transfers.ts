@@ -2,7 +2,8 @@ import { ApiError } from "../../errors";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import { completeKeyWithEffect } from "../idempotency/keys";
 import type { MoneyContext } from "./context";
-import { MINT_ACCOUNT, ensureWallet, postTransaction, postTransfer } from "./ledger";
+import { MINT_ACCOUNT, ensureWallet, postTransaction, postTransfer, transferAnswer } from "./ledger";
+import { transferBatcher } from "./transfer-batcher";
 
 export interface TransferResult {
   success: true;
@@ -26,13 +27,13 @@ export async function transfer(m: MoneyContext, actor: Principal, input: { toUse
     amount: input.amount,
     note: input.note ?? null,
     at: new Date(m.now),
-    newWalletIds: [m.ids.next("wal"), m.ids.next("wal")] as [string, string],
+    newWalletId: m.ids.next("wal"),
   };
   const answer = (balance: number): TransferResult => ({ success: true, balance, transferredAmount: input.amount });
-  // Without a key the transfer is one statement and its own transaction; with one, the key's
-  // completion must commit together with the transfer.
+  // Without a key the transfer joins a batch (one statement and one commit for the transfers
+  // arriving together); with one, the key's completion must commit together with the transfer.
   const idempotency = m.idempotency;
-  if (!idempotency) return answer(await postTransfer(m.db, posting));
+  if (!idempotency) return answer(transferAnswer(await transferBatcher(m.db).submit(posting)));
   return m.db.transaction(async (tx) => {
     const result = answer(await postTransfer(tx, posting));
     await completeKeyWithEffect(tx, idempotency, 200, result, m.now);

@@ -1,0 +1,173 @@
+import { eq, inArray } from "drizzle-orm";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import type { Db } from "../../src/db/port";
+import { blocks, ledgerAccounts, ledgerPostings, users } from "../../src/db/schema";
+import { createIdGenerator, webRandom } from "../../src/platform/ids";
+import { MINT_ACCOUNT, ensureWallets, ledgerInvariants, postTransaction, postTransfer, postTransfers, walletBalance, type TransferPosting } from "../../src/services/wallet/ledger";
+import { TransferBatcher } from "../../src/services/wallet/transfer-batcher";
+import { useTestDatabase } from "../support/environment";
+
+const ids = createIdGenerator({ now: () => Date.now() }, webRandom);
+
+/** Fresh people; those with a number of coins get a wallet awarded that much, the rest none. */
+async function people(db: Db, coins: (number | null)[]): Promise<string[]> {
+  const who = coins.map(() => ids.next("usr"));
+  await db.insert(users).values(who.map((id) => ({ id, subject: `batch-${id}` })));
+  const funded = who.filter((_, i) => coins[i] !== null);
+  const wallets = await ensureWallets(db, funded, ids);
+  for (const [i, id] of who.entries()) {
+    const amount = coins[i];
+    if (!amount) continue;
+    await db.transaction((tx) =>
+      postTransaction(tx, { id: ids.next("txn"), type: "award", at: new Date(), postings: [{ accountId: MINT_ACCOUNT, amount: -amount }, { accountId: wallets.get(id) as string, amount }] }),
+    );
+  }
+  return who;
+}
+
+const move = (from: string, to: string, amount: number): TransferPosting => ({ id: ids.next("txn"), fromUserId: from, toUserId: to, amount, note: null, at: new Date(), newWalletId: ids.next("wal") });
+
+async function balanceOf(db: Db, userId: string): Promise<number | undefined> {
+  return (await walletBalance(db, userId))?.balance;
+}
+
+describe("transfer batches (ledger_transfer_batch)", () => {
+  const t = useTestDatabase();
+  const db = () => t.db.database.db;
+
+  it("plays a batch out in order, each transfer with its own answer, ending as one by one would", async () => {
+    const [alice, bob, carol, blocker] = await people(db(), [100, 0, null, 50]);
+    await db().insert(blocks).values({ blockerId: blocker as string, blockedId: alice as string, createdAt: new Date() });
+    const stranger = ids.next("usr");
+    const outcomes = await postTransfers(db(), [
+      move(alice!, bob!, 60),
+      move(bob!, carol!, 50), // spends what the first transfer brought; carol's first wallet
+      move(alice!, bob!, 50), // alice has 40 left
+      move(alice!, stranger, 1),
+      move(alice!, blocker!, 1),
+      move(blocker!, alice!, 1), // blocked either way
+      move(carol!, alice!, 50),
+      move(alice!, carol!, 90),
+    ]);
+    expect(outcomes).toEqual([
+      { balance: 40 },
+      { balance: 10 },
+      { refusal: "insufficient_funds" },
+      { refusal: "not_found" },
+      { refusal: "not_found" },
+      { refusal: "not_found" },
+      { balance: 0 },
+      { balance: 0 },
+    ]);
+    expect([await balanceOf(db(), alice!), await balanceOf(db(), bob!), await balanceOf(db(), carol!), await balanceOf(db(), blocker!)]).toEqual([0, 10, 90, 50]);
+    // Each posting's balance_after is the balance the one-by-one run leaves at that point.
+    const [wallet] = await db().select({ id: ledgerAccounts.id }).from(ledgerAccounts).where(eq(ledgerAccounts.userId, alice!));
+    const history = await db().select({ amount: ledgerPostings.amount, after: ledgerPostings.balanceAfter }).from(ledgerPostings).where(eq(ledgerPostings.accountId, wallet!.id)).orderBy(ledgerPostings.id);
+    expect(history).toEqual([
+      { amount: 100, after: 100 },
+      { amount: -60, after: 40 },
+      { amount: 50, after: 90 },
+      { amount: -90, after: 0 },
+    ]);
+    expect(await db().select().from(ledgerAccounts).where(inArray(ledgerAccounts.userId, [stranger]))).toEqual([]);
+    expect(await ledgerInvariants(db())).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
+  });
+
+  it("refuses a malformed transfer by refusing the whole statement", async () => {
+    const [alice, bob] = await people(db(), [10, 0]);
+    await expect(postTransfers(db(), [move(alice!, bob!, 1), move(alice!, bob!, 0)])).rejects.toMatchObject({ cause: { code: "22023" } });
+    await expect(postTransfers(db(), [move(alice!, alice!, 1)])).rejects.toMatchObject({ cause: { code: "22023" } });
+    expect(await balanceOf(db(), alice!)).toBe(10);
+  });
+
+  it("lets the posting trigger refuse a batch whose sender was spent from while it waited, and answers a lone transfer insufficient_funds", async () => {
+    const [alice, bob, carol] = await people(db(), [100, 0, 0]);
+    const locker = new pg.Client({ connectionString: t.db.url });
+    // Not the locker: inside a transaction, pg_stat_activity answers the same snapshot every time.
+    const observer = new pg.Client({ connectionString: t.db.url });
+    await Promise.all([locker.connect(), observer.connect()]);
+    try {
+      // Another transaction spends 80 of alice's 100 and holds her wallet until it commits. The
+      // batch reads her 100 (the committed balance), accepts, and then waits on her row.
+      const [wallet] = await db().select({ id: ledgerAccounts.id }).from(ledgerAccounts).where(eq(ledgerAccounts.userId, alice!));
+      const [bobWallet] = await db().select({ id: ledgerAccounts.id }).from(ledgerAccounts).where(eq(ledgerAccounts.userId, bob!));
+      await locker.query("begin");
+      const txn = ids.next("txn");
+      await locker.query("insert into ledger_transactions (id, type, created_at) values ($1, 'transfer', now())", [txn]);
+      await locker.query("insert into ledger_postings (transaction_id, account_id, amount, balance_after) values ($1, $2, -80, 0), ($1, $3, 80, 0)", [txn, wallet!.id, bobWallet!.id]);
+
+      const lone = postTransfer(db(), move(alice!, carol!, 50)).then((b) => b, (e: unknown) => e);
+      const batch = postTransfers(db(), [move(alice!, carol!, 50), move(bob!, carol!, 1)]).then((b) => b, (e: unknown) => e);
+      await waitForLockWaiters(observer, 2);
+      await locker.query("commit");
+      expect(await lone).toMatchObject({ code: "insufficient_funds" });
+      expect(await batch).toMatchObject({ cause: { code: "23514", constraint: "ledger_accounts_wallet_nonnegative" } });
+    } finally {
+      await Promise.all([locker.end(), observer.end()]);
+    }
+    expect([await balanceOf(db(), alice!), await balanceOf(db(), bob!), await balanceOf(db(), carol!)]).toEqual([20, 80, 0]);
+    expect(await ledgerInvariants(db())).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
+  });
+
+  it("never deadlocks: batches, lone transfers in transactions and awards over the same wallets at once", async () => {
+    const crowd = await people(db(), [1000, 1000, 1000, 1000, 1000, 1000]);
+    const pick = () => crowd[Math.floor(Math.random() * crowd.length)] as string;
+    const pair = (): [string, string] => {
+      const from = pick();
+      let to = pick();
+      while (to === from) to = pick();
+      return [from, to];
+    };
+    const wallets = await ensureWallets(db(), crowd, ids);
+    let moved = 0;
+    for (let round = 0; round < 15; round++) {
+      const work: Promise<unknown>[] = [];
+      for (let b = 0; b < 4; b++) {
+        work.push(
+          postTransfers(
+            db(),
+            Array.from({ length: 8 }, () => move(...pair(), 1)),
+          ).then((outcomes) => (moved += outcomes.filter((o) => o.balance !== undefined).length)),
+        );
+      }
+      work.push(db().transaction((tx) => postTransfer(tx, move(...pair(), 1))).then(() => moved++));
+      const lucky = pick();
+      work.push(db().transaction((tx) => postTransaction(tx, { id: ids.next("txn"), type: "award", at: new Date(), postings: [{ accountId: MINT_ACCOUNT, amount: -1 }, { accountId: wallets.get(lucky) as string, amount: 1 }] })));
+      // A deadlock would fail one of these with 40P01 (after deadlock_timeout).
+      await Promise.all(work);
+    }
+    expect(moved).toBe(15 * (4 * 8 + 1));
+    const balances = await Promise.all(crowd.map((u) => balanceOf(db(), u)));
+    expect(balances.reduce<number>((sum, b) => sum + (b ?? 0), 0)).toBe(6000 + 15);
+    expect(await ledgerInvariants(db())).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
+  });
+
+  it("batcher: what arrives while a batch is in the database leaves together, and each caller gets its own balance", async () => {
+    const [alice, bob] = await people(db(), [1000, 0]);
+    const sizes: number[] = [];
+    const batcher = new TransferBatcher((items) => {
+      sizes.push(items.length);
+      return postTransfers(db(), items);
+    });
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => batcher.submit(move(alice!, bob!, i + 1))));
+    expect(sizes).toEqual([1, 19]);
+    // In arrival order, alice's balance after each is 1000 minus the running total.
+    let left = 1000;
+    expect(outcomes).toEqual(Array.from({ length: 20 }, (_, i) => ({ balance: (left -= i + 1) })));
+    expect(await balanceOf(db(), bob!)).toBe(210);
+  });
+});
+
+/** Waits until `n` other backends of this database wait for a lock. */
+async function waitForLockWaiters(client: pg.Client, n: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const rows = await client.query<{ n: number }>(
+      "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()",
+    );
+    if ((rows.rows[0]?.n ?? 0) >= n) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`fewer than ${n} backends ever waited for a lock`);
+}
+
