@@ -10,7 +10,7 @@ export interface BatchLimits {
   maxInFlight: number;
 }
 
-export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxBatch: 32, maxInFlight: 1 };
+const DEFAULT_BATCH_LIMITS: BatchLimits = { maxBatch: 32, maxInFlight: 1 };
 
 interface Pending {
   item: TransferPosting;
