@@ -18,4 +18,6 @@ export const PG = {
   uniqueViolation: "23505",
   checkViolation: "23514",
   foreignKeyViolation: "23503",
+  /** lock_timeout expired while waiting for a lock. */
+  lockNotAvailable: "55P03",
 } as const;

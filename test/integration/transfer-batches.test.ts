@@ -110,6 +110,33 @@ describe("transfer batches (ledger_transfer_batch)", () => {
     expect(await ledgerInvariants(db())).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
   });
 
+  it("waits at most 2 s for a wallet another transaction holds: the batch is tried alone, and only the busy wallet's transfer is answered 503", { timeout: 20_000 }, async () => {
+    const [alice, bob, carol, dave] = await people(db(), [100, 0, 0, 100]);
+    const [wallet] = await db().select({ id: ledgerAccounts.id }).from(ledgerAccounts).where(eq(ledgerAccounts.userId, alice!));
+    const locker = new pg.Client({ connectionString: t.db.url });
+    await locker.connect();
+    try {
+      await locker.query("begin");
+      await locker.query("select id from ledger_accounts where id = $1 for update", [wallet!.id]);
+      const batcher = new TransferBatcher((items) => postTransfers(db(), items));
+      const started = Date.now();
+      const first = batcher.submit(move(dave!, carol!, 1));
+      // These two arrive while the first is in the database, so they leave together.
+      const busy = batcher.submit(move(alice!, bob!, 1)).then((a) => a, (e: unknown) => e);
+      const free = batcher.submit(move(dave!, carol!, 2)).then((a) => ({ ...a, at: Date.now() - started }));
+      expect(await first).toEqual({ balance: 99 });
+      const freed = await free;
+      expect(freed).toMatchObject({ balance: 97 });
+      expect(freed.at).toBeGreaterThanOrEqual(1_900);
+      expect(await busy).toMatchObject({ code: "service_unavailable", status: 503 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(3_800);
+    } finally {
+      await locker.query("rollback");
+      await locker.end();
+    }
+    expect([await balanceOf(db(), alice!), await balanceOf(db(), bob!), await balanceOf(db(), carol!), await balanceOf(db(), dave!)]).toEqual([100, 0, 3, 97]);
+  });
+
   it("never deadlocks: batches, lone transfers in transactions and awards over the same wallets at once", async () => {
     const crowd = await people(db(), [1000, 1000, 1000, 1000, 1000, 1000]);
     const pick = () => crowd[Math.floor(Math.random() * crowd.length)] as string;

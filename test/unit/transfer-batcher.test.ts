@@ -86,6 +86,20 @@ describe("transfer batcher", () => {
     expect(db.sent.map((b) => b.map((i) => i.amount))).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
   });
 
+  it("frees its place for the next batch while a failed batch's transfers are tried alone", async () => {
+    const db = controlledPost((items) => (items.length > 1 ? pgFailure("55P03") : items.map(() => ({ balance: 3 }))));
+    const batcher = new TransferBatcher(db.post);
+    const answers = [1, 2, 3].map((n) => batcher.submit(item(n)));
+    await db.release();
+    await db.release();
+    expect(db.sent.map((b) => b.map((i) => i.amount))).toEqual([[1], [2, 3], [2], [3]]);
+    // The retries are still in the database; a new transfer goes at once all the same.
+    const later = batcher.submit(item(4));
+    expect(db.sent.map((b) => b.map((i) => i.amount))).toEqual([[1], [2, 3], [2], [3], [4]]);
+    await db.release();
+    expect(await Promise.all([...answers, later])).toEqual([1, 2, 3, 4].map(() => ({ balance: 3 })));
+  });
+
   for (const [what, failure] of [
     ["the connection was lost (no SQLSTATE)", new Error("Connection terminated unexpectedly")],
     ["the backend was terminated (57P01)", pgFailure("57P01")],

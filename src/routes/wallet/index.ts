@@ -75,6 +75,7 @@ export const walletRoutes = createRouter()
         404: { description: "No such recipient" },
         409: { description: "Idempotency-Key reused with another body, or still in flight" },
         422: { description: "Not enough coins (insufficient_funds)" },
+        503: { description: "A wallet of the transfer stayed locked by another transaction for 2 s; retry (Retry-After)" },
       },
     }),
     async (c) => c.json(await transfer(moneyContext(c), principalOf(c), c.req.valid("json")), 200),

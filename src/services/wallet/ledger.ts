@@ -147,6 +147,9 @@ export async function postTransfers(db: Db | Tx, items: TransferPosting[]): Prom
     // in between trips the posting trigger's overdraft guard. Alone, that is this transfer's
     // answer; in a batch, the caller tries each transfer alone.
     if (items.length === 1 && isOverdraft(err)) return [{ refusal: "insufficient_funds" }];
+    if (items.length === 1 && pgError(err).code === PG.lockNotAvailable) {
+      throw new ApiError("service_unavailable", "a wallet of this transfer is busy; retry shortly", { cause: err, headers: { "retry-after": "1" } });
+    }
     throw err;
   }
   const byId = new Map(rows.map((r) => [r.transfer_id, r]));

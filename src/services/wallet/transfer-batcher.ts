@@ -25,7 +25,7 @@ interface Pending {
  * an idle server adds no delay, and under load a batch's size follows the load.
  *
  * When a batch fails as a whole (anything but a per-transfer refusal), each of its transfers is
- * tried again alone, so one transfer's failure is not the others'. That retry happens only when
+ * tried again alone, outside the batch's place, so one transfer's failure is not the others'. That retry happens only when
  * the database answered with an error, which means the statement was rolled back; a lost
  * connection leaves the commit unknown, and retrying then could post a transfer twice.
  */
@@ -49,31 +49,33 @@ export class TransferBatcher {
     while (this.#inFlight < this.limits.maxInFlight && this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.limits.maxBatch);
       this.#inFlight++;
-      void this.#run(batch).finally(() => {
+      const done = () => {
         this.#inFlight--;
         this.#pump();
-      });
+      };
+      this.post(batch.map((p) => p.item)).then(
+        (outcomes) => {
+          done();
+          batch.forEach((p, i) => p.resolve(outcomes[i] as TransferOutcome));
+        },
+        (err: unknown) => {
+          // The next batch need not wait for these retries: they cannot deadlock with it.
+          done();
+          this.#settleAlone(batch, err);
+        },
+      );
     }
   }
 
-  async #run(batch: Pending[]): Promise<void> {
-    try {
-      const outcomes = await this.post(batch.map((p) => p.item));
-      batch.forEach((p, i) => p.resolve(outcomes[i] as TransferOutcome));
-    } catch (err) {
-      if (batch.length === 1 || !rolledBack(err)) {
-        for (const p of batch) p.reject(err);
-        return;
-      }
-      await Promise.all(
-        batch.map(async (p) => {
-          try {
-            const [outcome] = await this.post([p.item]);
-            p.resolve(outcome as TransferOutcome);
-          } catch (alone) {
-            p.reject(alone);
-          }
-        }),
+  #settleAlone(batch: Pending[], err: unknown): void {
+    if (batch.length === 1 || !rolledBack(err)) {
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    for (const p of batch) {
+      this.post([p.item]).then(
+        ([outcome]) => p.resolve(outcome as TransferOutcome),
+        (alone: unknown) => p.reject(alone),
       );
     }
   }
