@@ -8,7 +8,7 @@ import { eventChannel } from "../../src/services/matching/events";
 import { buildTestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { signIn } from "../support/people";
-import { withPgClient } from "../support/pg";
+import { lockWaiters, withPgClient } from "../support/pg";
 
 const env = useTestEnvironment();
 
@@ -47,8 +47,7 @@ describe("the event hub", () => {
       await kv.publish(eventChannel(me.id), "new");
       await vi.waitFor(
         async () => {
-          const { rows } = await locker.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
-          expect(rows[0]?.n).toBeGreaterThan(0);
+          expect(await lockWaiters(locker)).toBeGreaterThan(0);
         },
         { timeout: 10_000, interval: 10 },
       );

@@ -1,12 +1,13 @@
 import { eq, inArray } from "drizzle-orm";
 import pg from "pg";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Db } from "../../src/db/port";
 import { blocks, ledgerAccounts, ledgerPostings, users } from "../../src/db/schema";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
 import { MINT_ACCOUNT, ensureWallets, ledgerInvariants, postTransaction, postTransfer, postTransfers, walletBalance, type TransferPosting } from "../../src/services/wallet/ledger";
 import { TransferBatcher } from "../../src/services/wallet/transfer-batcher";
 import { useTestDatabase } from "../support/environment";
+import { lockWaiters } from "../support/pg";
 
 const ids = createIdGenerator({ now: () => Date.now() }, webRandom);
 
@@ -84,9 +85,7 @@ describe("transfer batches (ledger_transfer_batch)", () => {
   it("lets the posting trigger refuse a batch whose sender was spent from while it waited, and answers a lone transfer insufficient_funds", async () => {
     const [alice, bob, carol] = await people(db(), [100, 0, 0]);
     const locker = new pg.Client({ connectionString: t.db.url });
-    // Not the locker: inside a transaction, pg_stat_activity answers the same snapshot every time.
-    const observer = new pg.Client({ connectionString: t.db.url });
-    await Promise.all([locker.connect(), observer.connect()]);
+    await locker.connect();
     try {
       // Another transaction spends 80 of alice's 100 and holds her wallet until it commits. The
       // batch reads her 100 (the committed balance), accepts, and then waits on her row.
@@ -99,12 +98,12 @@ describe("transfer batches (ledger_transfer_batch)", () => {
 
       const lone = postTransfer(db(), move(alice!, carol!, 50)).then((b) => b, (e: unknown) => e);
       const batch = postTransfers(db(), [move(alice!, carol!, 50), move(bob!, carol!, 1)]).then((b) => b, (e: unknown) => e);
-      await waitForLockWaiters(observer, 2);
+      await vi.waitFor(async () => expect(await lockWaiters(locker)).toBeGreaterThanOrEqual(2), { timeout: 10_000, interval: 25 });
       await locker.query("commit");
       expect(await lone).toMatchObject({ code: "insufficient_funds" });
       expect(await batch).toMatchObject({ cause: { code: "23514", constraint: "ledger_accounts_wallet_nonnegative" } });
     } finally {
-      await Promise.all([locker.end(), observer.end()]);
+      await locker.end();
     }
     expect([await balanceOf(db(), alice!), await balanceOf(db(), bob!), await balanceOf(db(), carol!)]).toEqual([20, 80, 0]);
     expect(await ledgerInvariants(db())).toEqual({ totalBalance: 0, mismatchedAccounts: 0 });
@@ -185,16 +184,3 @@ describe("transfer batches (ledger_transfer_batch)", () => {
     expect(await balanceOf(db(), bob!)).toBe(210);
   });
 });
-
-/** Waits until `n` other backends of this database wait for a lock. */
-async function waitForLockWaiters(client: pg.Client, n: number): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const rows = await client.query<{ n: number }>(
-      "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()",
-    );
-    if ((rows.rows[0]?.n ?? 0) >= n) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`fewer than ${n} backends ever waited for a lock`);
-}
-

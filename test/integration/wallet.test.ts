@@ -12,7 +12,7 @@ import { ledgerInvariants } from "../../src/services/wallet/ledger";
 import { buildTestApp, type TestApp, type TestAppOptions } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, award, overview, signIn, transfer, walletRow, type Person } from "../support/people";
-import { withPgClient } from "../support/pg";
+import { lockWaiters, withPgClient } from "../support/pg";
 import { json } from "../support/users";
 import { expectError } from "../support/errors";
 
@@ -622,8 +622,7 @@ describe("Idempotency-Key", () => {
       const waiting = async (n: number) =>
         vi.waitFor(
           async () => {
-            const { rows } = await locker.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
-            expect(rows[0]?.n).toBe(n);
+            expect(await lockWaiters(locker)).toBe(n);
           },
           { timeout: 10_000, interval: 20 },
         );

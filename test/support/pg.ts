@@ -24,3 +24,16 @@ export async function withPgClient<T>(url: string, fn: (client: pg.Client) => Pr
     await client.end();
   }
 }
+
+/**
+ * How many other backends of the client's database wait for a lock now. pg_stat_activity is read
+ * once per transaction and kept, so a client inside a transaction (a test's lock holder) would
+ * see the first answer forever: the snapshot is dropped before each read.
+ */
+export async function lockWaiters(client: pg.Client): Promise<number> {
+  await client.query("select pg_stat_clear_snapshot()");
+  const { rows } = await client.query<{ n: number }>(
+    "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()",
+  );
+  return rows[0]?.n ?? 0;
+}
