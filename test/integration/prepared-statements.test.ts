@@ -5,15 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createNeonDatabase } from "../../src/db/neon";
 import type { Db } from "../../src/db/port";
-import { users } from "../../src/db/schema";
 import { preparedRows, queryRows } from "../../src/db/rows";
 import { sql } from "drizzle-orm";
 import { openPgliteDatabase } from "../../src/node/database";
 import { migrateDatabase } from "../../src/node/migrate";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
 import { createJsonLogger } from "../../src/platform/logger";
-import { MINT_ACCOUNT, ensureWallets, ledgerInvariants, postTransaction, postTransfer, walletBalance } from "../../src/services/wallet/ledger";
+import { ledgerInvariants, postTransfer, walletBalance } from "../../src/services/wallet/ledger";
 import { useTestDatabase } from "../support/environment";
+import { peopleWithCoins } from "../support/ledger";
 import { startNeonWsProxy, type NeonWsProxy } from "../support/neon-ws-proxy";
 import { serverAddress } from "../support/pg";
 
@@ -36,16 +36,8 @@ async function preparedQueriesRepeatedly(db: Db): Promise<void> {
 
 /** Two new people with wallets, the first awarded `coins`. */
 async function aliceAndBob(db: Db, coins: number): Promise<[alice: string, bob: string]> {
-  const [alice, bob] = [ids.next("usr"), ids.next("usr")];
-  await db.insert(users).values([
-    { id: alice, subject: `drv-${alice}` },
-    { id: bob, subject: `drv-${bob}` },
-  ]);
-  const wallets = await ensureWallets(db, [alice, bob], ids);
-  await db.transaction((tx) =>
-    postTransaction(tx, { id: ids.next("txn"), type: "award", at: new Date(), postings: [{ accountId: MINT_ACCOUNT, amount: -coins }, { accountId: wallets.get(alice)!, amount: coins }] }),
-  );
-  return [alice, bob];
+  const [alice, bob] = await peopleWithCoins(db, ids, [coins, 0]);
+  return [alice as string, bob as string];
 }
 
 const transferOn = (on: Parameters<typeof postTransfer>[0], from: string, to: string, amount: number) =>

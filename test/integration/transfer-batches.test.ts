@@ -2,30 +2,17 @@ import { eq, inArray } from "drizzle-orm";
 import pg from "pg";
 import { describe, expect, it, vi } from "vitest";
 import type { Db } from "../../src/db/port";
-import { blocks, ledgerAccounts, ledgerPostings, users } from "../../src/db/schema";
+import { blocks, ledgerAccounts, ledgerPostings } from "../../src/db/schema";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
 import { MINT_ACCOUNT, ensureWallets, ledgerInvariants, postTransaction, postTransfer, postTransfers, walletBalance, type TransferPosting } from "../../src/services/wallet/ledger";
 import { TransferBatcher } from "../../src/services/wallet/transfer-batcher";
 import { useTestDatabase } from "../support/environment";
+import { peopleWithCoins } from "../support/ledger";
 import { lockWaiters } from "../support/pg";
 
 const ids = createIdGenerator({ now: () => Date.now() }, webRandom);
 
-/** Fresh people; those with a number of coins get a wallet awarded that much, the rest none. */
-async function people(db: Db, coins: (number | null)[]): Promise<string[]> {
-  const who = coins.map(() => ids.next("usr"));
-  await db.insert(users).values(who.map((id) => ({ id, subject: `batch-${id}` })));
-  const funded = who.filter((_, i) => coins[i] !== null);
-  const wallets = await ensureWallets(db, funded, ids);
-  for (const [i, id] of who.entries()) {
-    const amount = coins[i];
-    if (!amount) continue;
-    await db.transaction((tx) =>
-      postTransaction(tx, { id: ids.next("txn"), type: "award", at: new Date(), postings: [{ accountId: MINT_ACCOUNT, amount: -amount }, { accountId: wallets.get(id) as string, amount }] }),
-    );
-  }
-  return who;
-}
+const people = (db: Db, coins: (number | null)[]) => peopleWithCoins(db, ids, coins);
 
 const move = (from: string, to: string, amount: number): TransferPosting => ({ id: ids.next("txn"), fromUserId: from, toUserId: to, amount, note: null, at: new Date(), newWalletId: ids.next("wal") });
 
