@@ -7,6 +7,7 @@ import type { IdempotencyHandle } from "../services/idempotency/keys";
 import type { CachedTierLookup, TierLookup } from "../services/tiers/port";
 import type { UserCache } from "../services/users/ensure-user";
 import type { InferenceClient } from "../services/inference/types";
+import type { PendingContextRead } from "../services/ai/context-cache";
 
 
 /** State an app instance keeps across requests (caches, counters); built once by createApp. */
@@ -48,6 +49,8 @@ export interface AppVariables {
   answerHeaders?: Record<string, string>;
   /** Present when the request carries an Idempotency-Key the caller now holds. */
   idempotency?: IdempotencyHandle;
+  /** The caller's AI context, read while the rate limiter decides (AI routes that use it). */
+  contextRead?: PendingContextRead;
   /** The language an AI route answers in; shape 2 errors echo it. */
   language?: string;
   /**

@@ -1,4 +1,6 @@
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./env";
 import { adminOnly, authenticate } from "./auth";
 import { RATE_LIMIT_EXTENSION } from "./openapi-document";
 import { rateLimit } from "./rate-limit";
@@ -51,15 +53,24 @@ const MIDDLEWARE = {
  * with the declaration, so a route cannot be added without them, and the OpenAPI document shows
  * its security and error responses.
  */
-export function protectedRoute<R extends Omit<RouteConfig, "security"> & { path: string }>(access: Access, config: R) {
+export interface ProtectedRouteOptions {
+  /**
+   * Runs once the caller is known, before the rate limiter: for reads the route will need, started
+   * here so they travel with the limiter's own store call. It must not wait for them.
+   */
+  beforeLimit?: MiddlewareHandler<AppEnv>[];
+}
+
+export function protectedRoute<R extends Omit<RouteConfig, "security"> & { path: string }>(access: Access, config: R, options: ProtectedRouteOptions = {}) {
   const own = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
+  const [authentication, ...checks] = MIDDLEWARE[access];
   return createRoute({
     ...config,
     security: [{ bearer: [] }],
     // Tells the document (and its readers) which quota the route counts; see openapi-document.ts.
     [RATE_LIMIT_EXTENSION]: access === "ai" || access === "aiAdmin" ? "ai" : "general",
     // The route's own middleware (e.g. idempotency) runs once the caller is known and counted.
-    middleware: [...MIDDLEWARE[access], ...own],
+    middleware: [authentication, ...(options.beforeLimit ?? []), ...checks, ...own],
     responses: {
       ...COMMON_ERRORS,
       ...(access === "admin" || access === "aiAdmin" ? { 403: error("Authenticated, but not an admin") } : {}),

@@ -47,18 +47,22 @@ const BioData = z
   .openapi("BioResult");
 
 function bioRoute(mode: BioMode) {
-  return aiRoute("ai", {
-    method: "post",
-    path: `${AI_AGENTS_PREFIX}/bio/${mode}`,
-    tags: ["ai"],
-    summary: mode === "rewrite" ? "A new bio written from scratch" : "The bio improved, keeping its core message",
-    description:
-      "Short form: `{currentBio, style, language?}` (maxLength 500, interests from the stored profile). Detailed form " +
-      "(sent with any of interests, targetAudience, tone, maxLength): `{currentBio, interests[], targetAudience, tone, " +
-      "maxLength, language}`, all required; its answer adds `data.metadata`. `bio` never exceeds maxLength characters.",
-    request: { body: jsonBody(z.union([BioDetailed, BioShort])) },
-    responses: { 200: json(envelopeSchema(`Bio${mode === "rewrite" ? "Rewrite" : "Optimize"}Envelope`, BioData), "The improved bio") },
-  });
+  return aiRoute(
+    "ai",
+    {
+      method: "post",
+      path: `${AI_AGENTS_PREFIX}/bio/${mode}`,
+      tags: ["ai"],
+      summary: mode === "rewrite" ? "A new bio written from scratch" : "The bio improved, keeping its core message",
+      description:
+        "Short form: `{currentBio, style, language?}` (maxLength 500, interests from the stored profile). Detailed form " +
+        "(sent with any of interests, targetAudience, tone, maxLength): `{currentBio, interests[], targetAudience, tone, " +
+        "maxLength, language}`, all required; its answer adds `data.metadata`. `bio` never exceeds maxLength characters.",
+      request: { body: jsonBody(z.union([BioDetailed, BioShort])) },
+      responses: { 200: json(envelopeSchema(`Bio${mode === "rewrite" ? "Rewrite" : "Optimize"}Envelope`, BioData), "The improved bio") },
+    },
+    { usesContext: true },
+  );
 }
 
 const STYLE_TONES = new Set<string>(BIO_TONES);

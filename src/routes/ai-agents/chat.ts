@@ -36,18 +36,22 @@ const ChatData = z
   .object({ response: z.string(), suggestions: z.array(z.string()), tone: z.string(), nextSteps: z.array(z.string()), metadata: Metadata.optional() })
   .openapi("ChatResult");
 
-const route = aiRoute("ai", {
-  method: "post",
-  path: `${AI_AGENTS_PREFIX}/chat/response`,
-  tags: ["ai"],
-  summary: "A suggested reply, with alternatives and next steps",
-  description:
-    "Short form: `{message, context?, language?, userId}`. Detailed form (sent with `tone` or an array `context`): " +
-    "`{message, userId, context[], tone, language}`, all required; its answer adds `data.metadata`. Uses the " +
-    "context sent, the caller's remembered conversation and their own profile; `userId` must be the caller's.",
-  request: { body: jsonBody(z.union([ChatDetailed, ChatShort])) },
-  responses: { 200: json(envelopeSchema("ChatEnvelope", ChatData), "The suggested reply"), 404: { description: "`userId` is not the caller's (`not_found`)" } },
-});
+const route = aiRoute(
+  "ai",
+  {
+    method: "post",
+    path: `${AI_AGENTS_PREFIX}/chat/response`,
+    tags: ["ai"],
+    summary: "A suggested reply, with alternatives and next steps",
+    description:
+      "Short form: `{message, context?, language?, userId}`. Detailed form (sent with `tone` or an array `context`): " +
+      "`{message, userId, context[], tone, language}`, all required; its answer adds `data.metadata`. Uses the " +
+      "context sent, the caller's remembered conversation and their own profile; `userId` must be the caller's.",
+    request: { body: jsonBody(z.union([ChatDetailed, ChatShort])) },
+    responses: { 200: json(envelopeSchema("ChatEnvelope", ChatData), "The suggested reply"), 404: { description: "`userId` is not the caller's (`not_found`)" } },
+  },
+  { usesContext: true },
+);
 
 export const chatRoutes = createRouter().openapi(
   route,

@@ -46,22 +46,26 @@ const MatchData = z
   })
   .openapi("MatchPrediction");
 
-const route = aiRoute("ai", {
-  method: "post",
-  path: `${AI_AGENTS_PREFIX}/match/predict`,
-  tags: ["ai"],
-  summary: "Compatibility of two profiles",
-  description:
-    "Short form: `{user1Profile, user2Profile, language?}`. Detailed form: `{userProfile, potentialMatchProfile, " +
-    "userInterests[], matchInterests[], location, language}`, all required, plus optional `matchUserId`; its answer " +
-    "adds `data.metadata`. The score is computed from shared interests, location and stated wishes; the model " +
-    "adds reasoning and a bounded adjustment (±0.15). 422 insufficient_data when a profile holds too few words.",
-  request: { body: jsonBody(z.union([MatchDetailed, MatchShort])) },
-  responses: {
-    200: json(envelopeSchema("MatchEnvelope", MatchData), "The prediction"),
-    422: { description: "A profile holds too few words to judge (`insufficient_data`)" },
+const route = aiRoute(
+  "ai",
+  {
+    method: "post",
+    path: `${AI_AGENTS_PREFIX}/match/predict`,
+    tags: ["ai"],
+    summary: "Compatibility of two profiles",
+    description:
+      "Short form: `{user1Profile, user2Profile, language?}`. Detailed form: `{userProfile, potentialMatchProfile, " +
+      "userInterests[], matchInterests[], location, language}`, all required, plus optional `matchUserId`; its answer " +
+      "adds `data.metadata`. The score is computed from shared interests, location and stated wishes; the model " +
+      "adds reasoning and a bounded adjustment (±0.15). 422 insufficient_data when a profile holds too few words.",
+    request: { body: jsonBody(z.union([MatchDetailed, MatchShort])) },
+    responses: {
+      200: json(envelopeSchema("MatchEnvelope", MatchData), "The prediction"),
+      422: { description: "A profile holds too few words to judge (`insufficient_data`)" },
+    },
   },
-});
+  { usesContext: true },
+);
 
 export const matchRoutes = createRouter().openapi(
   route,

@@ -2,20 +2,22 @@ import { z, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError, type ErrorCode } from "../../errors";
 import type { AppEnv } from "../../http/env";
+import { principalOf } from "../../http/auth";
 import { invalidPartMessage, rejectUnsafeText, zodIssues } from "../../http/router";
 import { protectedRoute, withErrorBodies } from "../../http/routes";
 import type { AiContext } from "../../services/ai/ask";
-import type { ContextDeps } from "../../services/ai/context-cache";
+import { startContextRead, type ContextDeps } from "../../services/ai/context-cache";
 import { DEFAULT_LANGUAGE, isLanguage, LANGUAGE_CODES } from "../../services/ai/languages";
 
 export { AI_AGENTS_PREFIX } from "../../http/agents-host";
 
 /**
  * Infrastructure shared by every route under /api/v1/ai-agents:
- * - `aiRoute(access, config)`: protectedRoute ("ai" counts the AI quota; "admin" for the context
- *   cache) plus `aiErrors`, which picks the request's language for its shape 2 errors (the error
- *   handler answers shape 2 under the AI prefix; 401 and 429 keep shape 1, the spec's
- *   "authentication and rate-limit shape").
+ * - `aiRoute(access, config, {usesContext})`: protectedRoute ("ai" counts the AI quota; "admin" for
+ *   the context cache) plus `aiErrors`, which picks the request's language for its shape 2 errors
+ *   (the error handler answers shape 2 under the AI prefix; 401 and 429 keep shape 1, the spec's
+ *   "authentication and rate-limit shape"). Routes that use the caller's AI context say so, and
+ *   its read starts while the rate limiter decides.
  * - `aiValidation(forms)`: the validation hook that names the endpoint's own code (invalid_tone…).
  * - `Language`, `envelope`, `aiError`.
  */
@@ -42,7 +44,13 @@ export const AiErrorBody = z
 
 const aiError = (description: string) => ({ description, content: { "application/json": { schema: AiErrorBody } } });
 
-export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string }>(access: "ai" | "admin", config: R) {
+/** Starts reading the caller's AI context while the rate limiter decides (see startContextRead). */
+const readContextEarly: MiddlewareHandler<AppEnv> = (c, next) => {
+  c.set("contextRead", startContextRead(c.get("deps").kv, principalOf(c).userId));
+  return next();
+};
+
+export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string }>(access: "ai" | "admin", config: R, options: { usesContext?: boolean } = {}) {
   const own = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
   const responses = {
     500: aiError("The model's answer stayed invalid after one retry (`internal_error`)"),
@@ -51,7 +59,11 @@ export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string
     ...(config.request?.body ? { 413: aiError("Body over 1 MiB (`payload_too_large`)") } : {}),
     ...withErrorBodies(config.responses, AiErrorBody),
   };
-  return protectedRoute(access === "admin" ? "aiAdmin" : "ai", { ...config, middleware: [aiErrors, ...own], responses: { 400: aiError("Invalid input: `error.code` names the endpoint's own code"), ...responses } });
+  return protectedRoute(
+    access === "admin" ? "aiAdmin" : "ai",
+    { ...config, middleware: [aiErrors, ...own], responses: { 400: aiError("Invalid input: `error.code` names the endpoint's own code"), ...responses } },
+    { beforeLimit: options.usesContext ? [readContextEarly] : [] },
+  );
 }
 
 /** A language code from the supported list, case-insensitive; English when absent. */
@@ -122,7 +134,7 @@ export function aiContextOf(c: Context<AppEnv>): AiContext {
 
 export function contextDepsOf(c: Context<AppEnv>): ContextDeps {
   const deps = c.get("deps");
-  return { kv: deps.kv, db: c.get("db"), now: deps.clock.now(), logger: deps.logger };
+  return { kv: deps.kv, db: c.get("db"), now: deps.clock.now(), logger: deps.logger, pendingRead: c.get("contextRead") };
 }
 
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });

@@ -56,6 +56,19 @@ export interface ContextDeps {
   now: number;
   /** Where a store failure is reported when the cache fails open. */
   logger?: Pick<Logger, "warn">;
+  /** The caller's entry, already being read (see startContextRead); used for that user only. */
+  pendingRead?: PendingContextRead;
+}
+
+/** What the cache holds for a user: the entry as stored, and when their profile was last saved. */
+export interface ContextRead {
+  entry: string | null;
+  profileSavedAt: number | null;
+}
+
+export interface PendingContextRead {
+  userId: string;
+  read: Promise<ContextRead>;
 }
 
 /** The cache fails open: without the store a context is read from the database and not kept. */
@@ -98,7 +111,7 @@ async function loadProfile(db: Db, userId: string, now: number): Promise<Profile
  * KEYS: entry, hits, profile-saved stamp. Returns the entry and the stamp, and counts a hit when
  * there is an entry.
  */
-export const contextReadScript = defineScript<{ entry: string | null; profileSavedAt: number | null }>({
+export const contextReadScript = defineScript<ContextRead>({
   name: "ai_context_read",
   lua: "local v = redis.call('GET', KEYS[1])\nif v then redis.call('INCR', KEYS[2]) end\nreturn {v, redis.call('GET', KEYS[3])}",
   memory: (kv, [entry, hits, saved]) => {
@@ -138,6 +151,26 @@ function parse(raw: string): UserContext | undefined {
   }
 }
 
+const readEntry = (kv: KeyValueStore, userId: string) => kv.eval(contextReadScript, [KEY(userId), HITS, PROFILE_SAVED(userId)], []);
+
+/**
+ * Starts reading a user's entry ahead of `userContext`, which then waits for this read instead of
+ * making its own. The AI routes start it while the rate limiter decides, so the two store calls
+ * leave in one write and the request waits for one round trip instead of two in a row. A request
+ * that is refused never uses the read; its rejection is handled here, and the lookup still counts
+ * in the hit figures, as every lookup does.
+ */
+export function startContextRead(kv: KeyValueStore, userId: string): PendingContextRead {
+  let read: Promise<ContextRead>;
+  try {
+    read = readEntry(kv, userId);
+  } catch (err) {
+    read = Promise.reject(err);
+  }
+  read.catch(() => undefined);
+  return { userId, read };
+}
+
 /**
  * The caller's own context: from the cache, or read and cached. Only ever the actor's own. An
  * entry read before the profile's last save counts as a miss: the profile is read again and the
@@ -145,9 +178,9 @@ function parse(raw: string): UserContext | undefined {
  * servers may be missed until the entry expires.)
  */
 export async function userContext(deps: ContextDeps, actor: Principal): Promise<UserContext> {
-  let read: { entry: string | null; profileSavedAt: number | null };
+  let read: ContextRead;
   try {
-    read = await deps.kv.eval(contextReadScript, [KEY(actor.userId), HITS, PROFILE_SAVED(actor.userId)], []);
+    read = await (deps.pendingRead?.userId === actor.userId ? deps.pendingRead.read : readEntry(deps.kv, actor.userId));
   } catch (err) {
     storeFailed(deps, "read", err);
     return { profile: await loadProfile(deps.db, actor.userId, deps.now), conversation: [], cachedAt: deps.now };
