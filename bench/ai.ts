@@ -6,7 +6,7 @@ import { startTestIssuer } from "../test/support/issuer";
 import { closedLoop, stats } from "./lib/closed-loop";
 import { keepAliveClient, type HttpCall } from "./lib/http-client";
 import { median } from "./lib/load";
-import { API_NODE_ARGS, benchKvPrefix, REDIS_URL, ROOT, freePort, freshDatabase, startProcess } from "./lib/servers";
+import { API_NODE_ARGS, benchKvPrefix, REDIS_URL, ROOT, freePort, freshDatabase, startProcess, type Child } from "./lib/servers";
 
 interface Latency {
   label: string;
@@ -107,8 +107,10 @@ export async function benchAi(options: { seconds: number; rounds: number; connec
   );
   if (options.profileDir) console.log(`CPU profile of the API process goes to ${options.profileDir}`);
   const chatPath = options.api === "ollama" ? "/api/chat" : "/v1/chat/completions";
-  const relay = await startProcess(["bench/bare-relay.mjs"], { RELAY_TARGET: `${fake.url}${chatPath}` }, await freePort(), "/");
+  let relay: Child | undefined;
   try {
+    relay = await startProcess(["bench/bare-relay.mjs"], { RELAY_TARGET: `${fake.url}${chatPath}` }, await freePort(), "/");
+    const relayed = relay;
     // Many members, so no one reaches the standard tier's AI quota (100 an hour, 5 at once).
     const tokens = await Promise.all(Array.from({ length: options.users }, (_, i) => issuer.sign({ sub: `ai-bench-${i}`, email: `ai${i}@bench.test` }, { expiresIn: "2h" })));
     const bodies: string[] = [];
@@ -171,8 +173,8 @@ export async function benchAi(options: { seconds: number; rounds: number; connec
       const host = await fakeAlone(`fake host alone, ${options.connections} conc. #${round}`, options.connections);
       const mine = await ours(`chat/response, ${options.connections} conc. #${round}`, options.connections);
       // The same load through a bare node:http relay: one more process on the path and nothing else.
-      const bare = await run(`bare relay, ${options.connections} conc. #${round}`, relay.pid, {
-        url: relay.url,
+      const bare = await run(`bare relay, ${options.connections} conc. #${round}`, relayed.pid, {
+        url: relayed.url,
         method: "POST",
         duration: options.seconds,
         connections: options.connections,
@@ -224,7 +226,7 @@ export async function benchAi(options: { seconds: number; rounds: number; connec
     console.log(`API process CPU per chat request: ${cpu.toFixed(2)} ms, so one core serves at most ~${Math.round(1000 / cpu)} req/s (fake host: ${median(rows.filter((r) => r.label.startsWith(`fake host alone, ${options.connections} conc.`)).map((r) => r.cpuMsPerRequest)).toFixed(2)} ms; an authenticated, rate-limited route without AI: ${base.cpuMsPerRequest.toFixed(2)} ms)`);
   } finally {
     await api.stop();
-    await relay.stop();
+    await relay?.stop();
     fake.stop();
     await issuer.close();
     await kv.dropKeys();

@@ -3,11 +3,10 @@ import { scriptSha } from "../../src/kv/scripts";
 import { createRedisStore } from "../../src/node/kv-redis";
 import { contextReadScript } from "../../src/services/ai/context-cache";
 import { rateCheckScript } from "../../src/services/rate-limit/script";
-import { buildTestApp, type TestApp } from "../support/app";
-import { expectAiError, member, ok, post } from "../support/ai";
+import type { TestApp } from "../support/app";
+import { aiApp, expectAiError, member, ok, post } from "../support/ai";
 import { useTestEnvironment } from "../support/environment";
 import { startFakeInference, type FakeInference } from "../support/fake-inference";
-import { ENTERPRISE } from "../support/people";
 import { startRedisProxy, type RedisProxy } from "../support/redis-proxy";
 import { randomSuffix } from "../support/services";
 
@@ -22,13 +21,7 @@ beforeAll(async () => {
   proxy = await startRedisProxy({ replyDelayMs: 30 });
   const kv = createRedisStore({ url: proxy.url, prefix: `test:ai-early:${randomSuffix()}:` });
   kvClosers.push(() => kv.close());
-  t = buildTestApp({
-    database: env.db.database,
-    issuer: env.issuer,
-    tierLookup: ENTERPRISE,
-    kv,
-    env: { INFERENCE_URL: host.url, INFERENCE_MODEL: "wanted-model", INFERENCE_TIMEOUT_MS: "2000" },
-  });
+  t = aiApp(env, [host.url], {}, kv);
 });
 afterAll(async () => {
   await host.close();
@@ -75,13 +68,7 @@ describe("the AI routes that use the caller's context", () => {
     // and the invalid body is refused before anything waits for that read.
     const dead = createRedisStore({ url: "redis://127.0.0.1:1" });
     kvClosers.push(() => dead.close());
-    const down = buildTestApp({
-      database: env.db.database,
-      issuer: env.issuer,
-      tierLookup: ENTERPRISE,
-      kv: dead,
-      env: { INFERENCE_URL: host.url, INFERENCE_MODEL: "wanted-model", INFERENCE_TIMEOUT_MS: "2000" },
-    });
+    const down = aiApp(env, [host.url], {}, dead);
     const me = await member(down, env.issuer);
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);

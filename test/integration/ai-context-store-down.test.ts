@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisStore } from "../../src/node/kv-redis";
-import { buildTestApp, type TestApp } from "../support/app";
-import { expectAiError, member, ok, post, AI } from "../support/ai";
+import type { TestApp } from "../support/app";
+import { aiApp, expectAiError, member, ok, post, AI } from "../support/ai";
 import { useTestEnvironment } from "../support/environment";
 import { startFakeInference, type FakeInference } from "../support/fake-inference";
-import { ENTERPRISE } from "../support/people";
 
 const env = useTestEnvironment();
 let host: FakeInference;
@@ -13,13 +12,7 @@ const dead = createRedisStore({ url: "redis://127.0.0.1:1" });
 let t: TestApp;
 beforeAll(async () => {
   host = await startFakeInference({ model: "llama-test:8b" });
-  t = buildTestApp({
-    database: env.db.database,
-    issuer: env.issuer,
-    tierLookup: ENTERPRISE,
-    kv: dead,
-    env: { INFERENCE_URL: host.url, INFERENCE_MODEL: "wanted-model", INFERENCE_TIMEOUT_MS: "2000" },
-  });
+  t = aiApp(env, [host.url], {}, dead);
 });
 afterAll(async () => {
   await host.close();

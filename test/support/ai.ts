@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import type { KeyValueStore } from "../../src/kv/port";
 import { buildTestApp, type TestApp } from "./app";
 import type { TestDatabase } from "./database";
 import type { TestIssuer } from "./issuer";
@@ -7,12 +8,16 @@ import { json } from "./users";
 
 export const AI = "/api/v1/ai-agents";
 
-/** An app whose inference hosts are the given fakes (enterprise tier, so AI quotas do not interfere). */
-export function aiApp(env: { db: TestDatabase; issuer: TestIssuer }, hosts: string[], extra: Record<string, string> = {}): TestApp {
+/**
+ * An app whose inference hosts are the given fakes (enterprise tier, so AI quotas do not
+ * interfere), on the in-memory store unless `kv` is given.
+ */
+export function aiApp(env: { db: TestDatabase; issuer: TestIssuer }, hosts: string[], extra: Record<string, string> = {}, kv?: KeyValueStore): TestApp {
   return buildTestApp({
     database: env.db.database,
     issuer: env.issuer,
     tierLookup: ENTERPRISE,
+    kv,
     env: { INFERENCE_URL: hosts.join(","), INFERENCE_MODEL: "wanted-model", INFERENCE_TIMEOUT_MS: "2000", ...extra },
   });
 }

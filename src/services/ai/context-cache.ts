@@ -161,12 +161,7 @@ const readEntry = (kv: KeyValueStore, userId: string) => kv.eval(contextReadScri
  * in the hit figures, as every lookup does.
  */
 export function startContextRead(kv: KeyValueStore, userId: string): PendingContextRead {
-  let read: Promise<ContextRead>;
-  try {
-    read = readEntry(kv, userId);
-  } catch (err) {
-    read = Promise.reject(err);
-  }
+  const read = readEntry(kv, userId);
   read.catch(() => undefined);
   return { userId, read };
 }
