@@ -20,8 +20,14 @@ const text = (key: string) => {
   return i >= 0 ? rest[i + 1] : undefined;
 };
 
+/** A duration flag that may be 0. */
+const duration = (key: string, fallback: number) => {
+  const value = Number(text(key));
+  return text(key) !== undefined && Number.isFinite(value) && value >= 0 ? value : fallback;
+};
+
 const benches: Record<string, () => Promise<void>> = {
-  ai: () => benchAi({ seconds: flag("seconds", 10), rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", profileDir: text("profile") }),
+  ai: () => benchAi({ seconds: flag("seconds", 10), warmupMs: duration("warmup", 1) * 1000, rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", profileDir: text("profile") }),
   auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
   discover: () =>
