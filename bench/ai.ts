@@ -46,7 +46,7 @@ async function measure(label: string, pid: number, url: string, connections: num
       return { ok: res.status >= 200 && res.status < 300, kind: "request" };
     },
     options,
-  );
+  ).finally(() => send.close());
   const cpu = cpuMs(pid) - before;
   const s = stats(all);
   return { label, rps: Math.round(all.length / seconds), p50: round1(s.p50), p90: round1(s.p90), p99: round1(s.p99), p999: round1(s.p999), failed: s.failed, cpuMsPerRequest: cpu / Math.max(1, sent), first: stats(first) };
@@ -174,6 +174,9 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
     for (const r of rows) {
       console.log(r.label.padEnd(36), String(r.rps).padStart(7), String(r.p50).padStart(7), String(r.p90).padStart(7), String(r.p99).padStart(7), String(r.p999).padStart(9), String(r.failed).padStart(8), r.cpuMsPerRequest.toFixed(2).padStart(11));
     }
+    const refused = rows.filter((r) => r.failed > 0);
+    // Refused calls (the AI quota of 100 an hour per member, with too few --users) answer in a few ms.
+    if (refused.length > 0) console.log(`\nNOT VALID: ${refused.map((r) => `${r.label} (${r.failed})`).join(", ")} had calls that did not succeed; their latencies are not the AI path's (too few --users for the AI quota?)`);
     const mine = rows.filter((r) => r.label.startsWith(`chat/response, ${C} conc.`));
     const cpu = median(mine.map((r) => r.cpuMsPerRequest));
     const rps = median(mine.map((r) => r.rps));
@@ -181,7 +184,7 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
     const p99 = median(added.p99);
     const firstWave = (list: Stats[]) => `p50 ${median(list.map((s) => s.p50)).toFixed(0)} ms, slowest ${median(list.map((s) => s.max)).toFixed(0)} ms`;
     const of = `median of ${options.rounds}`;
-    console.log(`\nadded by our layer at ${C} concurrent, warm (ours minus the fake host's own, ${of}): p50 ${median(added.p50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, p99.9 ${median(added.p999).toFixed(1)} ms  (target p99 < 10 ms) ${p99 < 10 ? "PASS" : "MISS"}`);
+    console.log(`\nadded by our layer at ${C} concurrent, warm (ours minus the fake host's own, ${of}): p50 ${median(added.p50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, p99.9 ${median(added.p999).toFixed(1)} ms  (target p99 < 10 ms) ${refused.length > 0 ? "NOT VALID" : p99 < 10 ? "PASS" : "MISS"}`);
     console.log(`added by a bare node:http relay on the same path (the machine's own share, the floor of the figure above): p50 ${median(floor.p50).toFixed(1)} ms, p99 ${median(floor.p99).toFixed(1)} ms`);
     console.log(`added by our layer at ${C} concurrent, connection starts spread over ${options.delayMs} ms (steady arrivals instead of waves): p50 ${median(spread.p50).toFixed(1)} ms, p99 ${median(spread.p99).toFixed(1)} ms`);
     console.log(`added by our layer at ${LIGHT} concurrent (same, unsaturated): p50 ${median(light.p50).toFixed(1)} ms, p99 ${median(light.p99).toFixed(1)} ms; by the bare relay: p50 ${median(lightFloor.p50).toFixed(1)} ms, p99 ${median(lightFloor.p99).toFixed(1)} ms`);
