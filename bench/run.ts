@@ -7,12 +7,13 @@ import { benchSupport } from "./support";
 import { benchWallet } from "./wallet";
 import { benchWebhooks } from "./webhooks";
 
-/** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N] [--streams N]` */
+/** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N] [--streams N] [--warmup N]` */
 const [name = "http", ...rest] = process.argv.slice(2);
-const flag = (key: string, fallback: number) => {
+/** A numeric flag; above 0 unless `zero` allows 0 too (a duration that may be left out). */
+const flag = (key: string, fallback: number, { zero = false } = {}) => {
   const i = rest.indexOf(`--${key}`);
   const value = i >= 0 ? Number(rest[i + 1]) : fallback;
-  return Number.isFinite(value) && value > 0 ? value : fallback;
+  return Number.isFinite(value) && (value > 0 || (zero && value === 0)) ? value : fallback;
 };
 
 const text = (key: string) => {
@@ -20,14 +21,8 @@ const text = (key: string) => {
   return i >= 0 ? rest[i + 1] : undefined;
 };
 
-/** A duration flag that may be 0. */
-const duration = (key: string, fallback: number) => {
-  const value = Number(text(key));
-  return text(key) !== undefined && Number.isFinite(value) && value >= 0 ? value : fallback;
-};
-
 const benches: Record<string, () => Promise<void>> = {
-  ai: () => benchAi({ seconds: flag("seconds", 10), warmupMs: duration("warmup", 1) * 1000, rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", profileDir: text("profile") }),
+  ai: () => benchAi({ seconds: flag("seconds", 10), warmupMs: flag("warmup", 1, { zero: true }) * 1000, rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", profileDir: text("profile") }),
   auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
   discover: () =>
