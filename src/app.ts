@@ -25,6 +25,7 @@ import { createLastUsedRecorder } from "./services/api-keys/keys";
 import { cachedTierLookup } from "./services/tiers/port";
 import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
 import { createUserCache } from "./services/users/ensure-user";
+import { unitFrom } from "./platform/swr-cache";
 import { inferenceFromConfig } from "./services/inference/from-config";
 import { agentsHostOnly } from "./http/agents-host";
 import { serveOpenApiDocument } from "./http/openapi-document";
@@ -40,12 +41,13 @@ export const OPENAPI_PATH = "/openapi.json";
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   const now = () => deps.clock.now();
+  const random = unitFrom((n) => deps.random.bytes(n));
   const tierSource = deps.tierLookup ?? subscriptionTierLookup(deps.clock);
   const runtime: Runtime = {
     tierSource,
-    users: createUserCache(now),
+    users: createUserCache({ now, random }),
     lastUsed: createLastUsedRecorder(),
-    tiers: cachedTierLookup(tierSource, now),
+    tiers: cachedTierLookup(tierSource, { now, random }),
     metrics: { rateLimitFailOpen: 0 },
     inference: deps.inference ?? inferenceFromConfig(deps.config, deps),
     // Created idle: it subscribes and reads only once a stream is open.

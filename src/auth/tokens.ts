@@ -79,14 +79,16 @@ interface VerifierOptions {
   keyIsCurrent: (kid: string | undefined) => boolean;
 }
 
-/** Verified tokens are remembered this long at most (and never past their expiry). */
-const VERIFIED_CACHE_MS = 60_000;
-const VERIFIED_CACHE_MAX = 5_000;
+/** Verified tokens remembered at most; a full cache starts over. */
+const VERIFIED_CACHE_MAX = 20_000;
 
 function buildVerifier(o: VerifierOptions): TokenVerifier {
   // A client sends the same token on every request until it expires. Checking its signature
   // each time is most of an authenticated request's cost, so a verified token is remembered,
-  // keyed by the whole token: any change to it misses the cache and is verified afresh.
+  // keyed by the whole token: any change to it misses the cache and is verified afresh. A
+  // signature that checked once checks again for as long as its key is published, so a token is
+  // remembered until it expires (re-verifying each minute sent every token of a burst of
+  // sign-ins through the signature check again in the same second, a minute later).
   const verified = new Map<string, { result: VerifiedToken; until: number; kid: string | undefined }>();
   return {
     issuer: o.issuer,
@@ -99,7 +101,7 @@ function buildVerifier(o: VerifierOptions): TokenVerifier {
       }
       const result = await verifyOnce(o, token);
       if (verified.size >= VERIFIED_CACHE_MAX) verified.clear();
-      verified.set(token, { result: result.token, until: Math.min(now + VERIFIED_CACHE_MS, result.expiresAt), kid: result.kid });
+      verified.set(token, { result: result.token, until: result.expiresAt, kid: result.kid });
       return result.token;
     },
   };

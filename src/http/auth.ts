@@ -45,12 +45,12 @@ async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> 
     throw unauthorized("invalid or missing key");
   }
   const role: Role = verified.roles.includes("admin") ? "admin" : "user";
-  let user = runtime.users.get(verified.subject, role);
-  if (!user) {
-    const now = deps.clock.now();
-    user = await ensureUser(db, { subject: verified.subject, email: verified.email, role, newId: deps.ids.next("usr"), now: new Date(now) });
-    runtime.users.set(verified.subject, role, user);
-  }
+  const user = await runtime.users.resolve(
+    verified.subject,
+    role,
+    () => ensureUser(db, { subject: verified.subject, email: verified.email, role, newId: deps.ids.next("usr"), now: new Date(deps.clock.now()) }),
+    (work) => defer(c, work, "identity refresh"),
+  );
   return { userId: user.id, email: user.email, role, credential: "token", expiresAt: verified.expiresAt };
 }
 

@@ -21,7 +21,7 @@ export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
     const member = deps.ids.next("rl");
     let counted = false;
     try {
-      const tier = await runtime.tiers.tierOf(db, principal.userId);
+      const tier = await runtime.tiers.tierOf(db, principal.userId, (work) => defer(c, work, "tier refresh"));
       const outcome = await checkRate(deps.kv, { subject, tier, ai, now: deps.clock.now(), member });
       counted = true;
       for (const [name, value] of Object.entries(outcome.headers)) c.header(name, value);

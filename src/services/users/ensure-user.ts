@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { users } from "../../db/schema";
 import type { Role } from "../../auth/principal";
+import { createSwrCache, type Background, type CacheTuning } from "../../platform/swr-cache";
 
 export interface KnownUser {
   id: string;
@@ -25,21 +26,22 @@ export async function ensureUser(db: Db, input: { subject: string; email: string
   return row;
 }
 
+/** Fresh for a minute (less by up to a fifth); see createSwrCache. */
+export const IDENTITY_FRESH_MS = 60_000;
+/** Past fresh, an identity is still answered for this long while the upsert runs again behind it. */
+export const IDENTITY_STALE_MS = 300_000;
+
 /**
- * Remembers subject → user per instance, so an authenticated request normally costs no
- * database round trip for identity. Entries expire so email and role changes land soon.
+ * Remembers subject → user per instance, so an authenticated request of a known caller costs no
+ * database round trip for identity. The role is part of the key, so a changed role is looked up
+ * at once; an email change and the last-seen time land with the background re-run of the upsert
+ * (within IDENTITY_FRESH_MS of activity, and the request that starts it).
  */
-export function createUserCache(now: () => number, ttlMs = 60_000, maxEntries = 50_000) {
-  const entries = new Map<string, { user: KnownUser; role: Role; until: number }>();
+export function createUserCache(options: CacheTuning) {
+  const cache = createSwrCache<KnownUser>({ freshMs: IDENTITY_FRESH_MS, staleMs: IDENTITY_STALE_MS, maxEntries: 50_000, ...options });
   return {
-    get(subject: string, role: Role): KnownUser | undefined {
-      const hit = entries.get(subject);
-      return hit && hit.until > now() && hit.role === role ? hit.user : undefined;
-    },
-    set(subject: string, role: Role, user: KnownUser): void {
-      if (entries.size >= maxEntries) entries.clear();
-      entries.set(subject, { user, role, until: now() + ttlMs });
-    },
+    resolve: (subject: string, role: Role, load: () => Promise<KnownUser>, background: Background): Promise<KnownUser> =>
+      cache.get(`${role}:${subject}`, load, background),
   };
 }
 export type UserCache = ReturnType<typeof createUserCache>;

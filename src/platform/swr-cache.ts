@@ -1,0 +1,103 @@
+/**
+ * A per-instance cache for values every request needs (a caller's identity, their plan tier) that
+ * keeps the database off the request path for callers it knows:
+ * - fresh: answered from memory;
+ * - stale (past fresh, within the stale window): answered from memory while one load refreshes
+ *   the entry in the background;
+ * - missing, or past the stale window: the caller waits for the load.
+ *
+ * Entries filled together (a deploy's first minute, a burst of sign-ins) would otherwise all come
+ * due in the same second and send every request of that second to the database at once: fresh
+ * lifetimes are spread over the last `jitter` share of `freshMs`, and a key has at most one load
+ * under way, which every caller waiting for it shares.
+ */
+export interface SwrCacheOptions {
+  freshMs: number;
+  /** How long past fresh an entry may still be answered while it is refreshed. */
+  staleMs: number;
+  maxEntries: number;
+  now: () => number;
+  /** A uniform draw in [0, 1) for the jitter. */
+  random: () => number;
+  /** Share of freshMs over which fresh lifetimes are spread (0 to 1). */
+  jitter?: number;
+}
+
+/** What a cache built on this one takes: the clock and draws, and its own lifetimes where a test shortens them. */
+export type CacheTuning = Pick<SwrCacheOptions, "now" | "random"> & Partial<Omit<SwrCacheOptions, "now" | "random">>;
+
+/** Keeps a refresh alive after the response (Workers' waitUntil) and reports its failure. */
+export type Background = (work: Promise<unknown>) => void;
+
+export interface SwrCache<V> {
+  get(key: string, load: () => Promise<V>, background: Background): Promise<V>;
+  /** Drops an entry, and keeps no load that was already under way for any key. */
+  forget(key: string): void;
+}
+
+interface Entry<V> {
+  value: V;
+  freshUntil: number;
+  staleUntil: number;
+}
+
+export function createSwrCache<V>(options: SwrCacheOptions): SwrCache<V> {
+  const { freshMs, staleMs, maxEntries, now, random } = options;
+  const jitter = Math.min(1, Math.max(0, options.jitter ?? 0.2));
+  const entries = new Map<string, Entry<V>>();
+  const loading = new Map<string, Promise<V>>();
+  // A load under way when an entry is forgotten may carry the old value: it answers its callers
+  // but is not kept. Forgetting is rare (a payment), so one counter serves every key.
+  let generation = 0;
+
+  const keep = (key: string, value: V, loadedAt: number) => {
+    if (entries.size >= maxEntries && !entries.has(key)) entries.clear();
+    const freshUntil = loadedAt + freshMs * (1 - jitter * random());
+    entries.set(key, { value, freshUntil, staleUntil: freshUntil + staleMs });
+  };
+
+  const start = (key: string, load: () => Promise<V>): Promise<V> => {
+    const running = loading.get(key);
+    if (running) return running;
+    const seen = generation;
+    const loadedAt = now();
+    const work = load().then(
+      (value) => {
+        if (seen === generation) keep(key, value, loadedAt);
+        return value;
+      },
+    );
+    const settled = () => {
+      if (loading.get(key) === work) loading.delete(key);
+    };
+    work.then(settled, settled);
+    loading.set(key, work);
+    return work;
+  };
+
+  return {
+    get(key, load, background) {
+      const t = now();
+      const hit = entries.get(key);
+      if (hit && t < hit.freshUntil) return Promise.resolve(hit.value);
+      if (hit && t < hit.staleUntil) {
+        if (!loading.has(key)) background(start(key, load));
+        return Promise.resolve(hit.value);
+      }
+      return start(key, load);
+    },
+    forget(key) {
+      generation += 1;
+      entries.delete(key);
+      loading.delete(key);
+    },
+  };
+}
+
+/** A uniform draw in [0, 1) from random bytes, for callers that hold only the bytes port. */
+export function unitFrom(bytes: (n: number) => Uint8Array): () => number {
+  return () => {
+    const [a = 0, b = 0] = bytes(2);
+    return (a * 256 + b) / 65_536;
+  };
+}

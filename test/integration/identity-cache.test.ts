@@ -1,0 +1,62 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { users } from "../../src/db/schema";
+import { fixedClock } from "../../src/platform/clock";
+import { IDENTITY_FRESH_MS, IDENTITY_STALE_MS } from "../../src/services/users/ensure-user";
+import { buildTestApp } from "../support/app";
+import { useTestEnvironment } from "../support/environment";
+import { randomSuffix } from "../support/services";
+
+const env = useTestEnvironment();
+
+const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+type Who = { user: { id: string; email: string; role: string } };
+
+describe("remembered identities", () => {
+  async function setup() {
+    const start = Date.now();
+    const clock = fixedClock(start);
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, clock });
+    const sub = `u-${randomSuffix()}`;
+    const [before, after] = await Promise.all(
+      ["before", "after"].map((name) => env.issuer.sign({ sub, email: `${name}-${sub}@example.test` }, { expiresIn: Math.floor(start / 1000) + 7_200 })),
+    );
+    const who = async (token: string) => {
+      const res = await t.request("/v1/auth/test", bearer(token as string));
+      expect(res.status).toBe(200);
+      return ((await res.json()) as Who).user;
+    };
+    const stored = async () => (await env.db.database.db.select({ email: users.email, lastSeenAt: users.lastSeenAt }).from(users).where(eq(users.subject, sub)))[0];
+    return { clock, sub, before: before as string, after: after as string, who, stored, start };
+  }
+
+  it("answer a stale identity at once and run the upsert behind it, so an email change lands on a later request", async () => {
+    const s = await setup();
+    expect((await s.who(s.before)).email).toBe(`before-${s.sub}@example.test`);
+    // Fresh: the new token's email is not looked at yet.
+    expect((await s.who(s.after)).email).toBe(`before-${s.sub}@example.test`);
+
+    s.clock.advance(IDENTITY_FRESH_MS + 1);
+    const stale = await s.who(s.after);
+    expect(stale.email).toBe(`before-${s.sub}@example.test`);
+    await expect.poll(async () => (await s.stored())?.email).toBe(`after-${s.sub}@example.test`);
+    expect((await s.stored())?.lastSeenAt?.getTime()).toBe(s.start + IDENTITY_FRESH_MS + 1);
+    const refreshed = await s.who(s.after);
+    expect(refreshed).toMatchObject({ id: stale.id, email: `after-${s.sub}@example.test` });
+  });
+
+  it("make the caller wait for the upsert once the identity is past the stale window", async () => {
+    const s = await setup();
+    const first = await s.who(s.before);
+    s.clock.advance(IDENTITY_FRESH_MS + IDENTITY_STALE_MS + 1);
+    expect(await s.who(s.after)).toMatchObject({ id: first.id, email: `after-${s.sub}@example.test` });
+  });
+
+  it("look a changed role up at once: the role is part of what is remembered", async () => {
+    const s = await setup();
+    const asUser = await s.who(s.before);
+    const adminToken = await env.issuer.sign({ sub: s.sub, roles: ["admin"] }, { expiresIn: Math.floor(s.start / 1000) + 7_200 });
+    const asAdmin = await s.who(adminToken);
+    expect(asAdmin).toMatchObject({ id: asUser.id, role: "admin" });
+  });
+});
