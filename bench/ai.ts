@@ -4,6 +4,7 @@ import { cpus, loadavg } from "node:os";
 import { startTestIssuer } from "../test/support/issuer";
 import { closedLoop, stats, type ClosedLoopOptions, type Stats } from "./lib/closed-loop";
 import { keepAliveClient, type HttpCall } from "./lib/http-client";
+import { holdIdleStates } from "./lib/idle-states";
 import { median } from "./lib/load";
 import { API_NODE_ARGS, benchKvPrefix, REDIS_URL, ROOT, freePort, freshDatabase, startProcess, type Child } from "./lib/servers";
 
@@ -73,7 +74,7 @@ async function startFakeHost(delayMs: number): Promise<{ url: string; pid: numbe
  * host, in the same run, gives its own latency; the difference is what our layer adds. The same load
  * through a bare node:http relay gives the floor: what one more process on the path costs here.
  */
-export async function benchAi(options: { seconds: number; warmupMs: number; rounds: number; connections: number; users: number; delayMs: number; api: "ollama" | "openai"; profileDir?: string }): Promise<void> {
+export async function benchAi(options: { seconds: number; warmupMs: number; rounds: number; connections: number; users: number; delayMs: number; api: "ollama" | "openai"; idleStates: "hold" | "allow"; profileDir?: string }): Promise<void> {
   const [issuer, fake] = await Promise.all([startTestIssuer(), startFakeHost(options.delayMs)]);
   const kv = benchKvPrefix("ai");
   // With a profile directory, the server writes a V8 CPU profile there when it stops.
@@ -96,6 +97,7 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
   if (options.profileDir) console.log(`CPU profile of the API process goes to ${options.profileDir}`);
   const chatPath = options.api === "ollama" ? "/api/chat" : "/v1/chat/completions";
   let relay: Child | undefined;
+  let releaseIdle = () => {};
   try {
     relay = await startProcess(["bench/bare-relay.mjs"], { RELAY_TARGET: `${fake.url}${chatPath}` }, await freePort(), "/");
     const relayed = relay;
@@ -138,6 +140,8 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
     const cold = { host: [] as Stats[], ours: [] as Stats[], bare: [] as Stats[] };
     const LIGHT = 10;
     const C = options.connections;
+    const idle = holdIdleStates(options.idleStates);
+    releaseIdle = idle.release;
     for (let round = 1; round <= options.rounds; round++) {
       const host = await hostAt(`fake host alone, ${C} conc. #${round}`, C);
       const mine = await oursAt(`chat/response, ${C} conc. #${round}`, C);
@@ -168,8 +172,9 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
       cold.bare.push(bare.first);
     }
 
+    idle.release();
     const w = options.warmupMs / 1000;
-    console.log(`${options.api} API; fake inference host answers after ${options.delayMs} ms; ${options.seconds} s counted per run after ${w} s of warm-up; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${cpus().length} cores\n`);
+    console.log(`${options.api} API; fake inference host answers after ${options.delayMs} ms; ${options.seconds} s counted per run after ${w} s of warm-up; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${cpus().length} cores; ${idle.describe}\n`);
     console.log("label".padEnd(36), "req/s".padStart(7), "p50 ms".padStart(7), "p90 ms".padStart(7), "p99 ms".padStart(7), "p99.9 ms".padStart(9), "non-2xx".padStart(8), "CPU ms/req".padStart(11));
     for (const r of rows) {
       console.log(r.label.padEnd(36), String(r.rps).padStart(7), String(r.p50).padStart(7), String(r.p90).padStart(7), String(r.p99).padStart(7), String(r.p999).padStart(9), String(r.failed).padStart(8), r.cpuMsPerRequest.toFixed(2).padStart(11));
@@ -192,6 +197,7 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
     console.log(`throughput at ${C} concurrent: ${rps} req/s of ${Math.round(ideal)} possible (1 request per ${options.delayMs} ms per connection), ${((rps / ideal) * 100).toFixed(0)}%`);
     console.log(`API process CPU per chat request: ${cpu.toFixed(2)} ms, so one core serves at most ~${Math.round(1000 / cpu)} req/s (fake host: ${median(rows.filter((r) => r.label.startsWith(`fake host alone, ${C} conc.`)).map((r) => r.cpuMsPerRequest)).toFixed(2)} ms; an authenticated, rate-limited route without AI: ${base.cpuMsPerRequest.toFixed(2)} ms)`);
   } finally {
+    releaseIdle();
     await api.stop();
     await relay?.stop();
     fake.stop();

@@ -22,7 +22,7 @@ const text = (key: string) => {
 };
 
 const benches: Record<string, () => Promise<void>> = {
-  ai: () => benchAi({ seconds: flag("seconds", 10), warmupMs: flag("warmup", 1, { zero: true }) * 1000, rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", profileDir: text("profile") }),
+  ai: () => benchAi({ seconds: flag("seconds", 10), warmupMs: flag("warmup", 1, { zero: true }) * 1000, rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", idleStates: text("idle-states") === "allow" ? "allow" : "hold", profileDir: text("profile") }),
   auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
   discover: () =>
