@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { startTestIssuer } from "../test/support/issuer";
@@ -6,7 +5,7 @@ import { closedLoop, stats, type ClosedLoopOptions, type Stats } from "./lib/clo
 import { keepAliveClient, type HttpCall } from "./lib/http-client";
 import { holdIdleStates } from "./lib/idle-states";
 import { median } from "./lib/load";
-import { API_NODE_ARGS, benchKvPrefix, REDIS_URL, ROOT, freePort, freshDatabase, startProcess, type Child } from "./lib/servers";
+import { API_NODE_ARGS, benchKvPrefix, REDIS_URL, freePort, freshDatabase, startFakeInferenceHost, startProcess, type Child } from "./lib/servers";
 
 interface Latency {
   label: string;
@@ -53,19 +52,6 @@ async function measure(label: string, pid: number, url: string, connections: num
   return { label, rps: Math.round(all.length / seconds), p50: round1(s.p50), p90: round1(s.p90), p99: round1(s.p99), p999: round1(s.p999), failed: s.failed, cpuMsPerRequest: cpu / Math.max(1, sent), first: stats(first) };
 }
 
-async function startFakeHost(delayMs: number): Promise<{ url: string; pid: number; stop: () => void }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/lib/fake-inference-host.ts", String(delayMs)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      const match = /http:\/\/[\d.]+:\d+/.exec(out);
-      if (match) resolve(match[0]);
-    });
-    child.once("exit", (code) => reject(new Error(`fake inference host exited with ${code}`)));
-  });
-  return { url, pid: child.pid as number, stop: () => child.kill("SIGTERM") };
-}
 
 /**
  * 100 concurrent POST /api/v1/ai-agents/chat/response against a fake inference host that answers
@@ -75,7 +61,7 @@ async function startFakeHost(delayMs: number): Promise<{ url: string; pid: numbe
  * through a bare node:http relay gives the floor: what one more process on the path costs here.
  */
 export async function benchAi(options: { seconds: number; warmupMs: number; rounds: number; connections: number; users: number; delayMs: number; api: "ollama" | "openai"; idleStates: "hold" | "allow"; profileDir?: string }): Promise<void> {
-  const [issuer, fake] = await Promise.all([startTestIssuer(), startFakeHost(options.delayMs)]);
+  const [issuer, fake] = await Promise.all([startTestIssuer(), startFakeInferenceHost(options.delayMs)]);
   const kv = benchKvPrefix("ai");
   // With a profile directory, the server writes a V8 CPU profile there when it stops.
   const profile = options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", options.profileDir] : [];

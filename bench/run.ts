@@ -1,4 +1,5 @@
 import { benchAi } from "./ai";
+import { benchAiBudget } from "./ai-budget";
 import { benchAuth } from "./auth";
 import { benchDiscover } from "./discover";
 import { benchHttp } from "./http";
@@ -23,6 +24,16 @@ const text = (key: string) => {
 
 const benches: Record<string, () => Promise<void>> = {
   ai: () => benchAi({ seconds: flag("seconds", 10), warmupMs: flag("warmup", 1, { zero: true }) * 1000, rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", idleStates: text("idle-states") === "allow" ? "allow" : "hold", profileDir: text("profile") }),
+  "ai-budget": () =>
+    benchAiBudget({
+      seconds: flag("seconds", 10),
+      warmupMs: flag("warmup", 1, { zero: true }) * 1000,
+      rounds: flag("rounds", 2),
+      connections: flag("connections", 100),
+      delayMs: flag("delay", 200),
+      busyUs: (text("busy") ?? "0,60,125,250").split(",").map(Number).filter((n) => Number.isFinite(n) && n >= 0),
+      idleStates: text("idle-states") === "allow" ? "allow" : "hold",
+    }),
   auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
   discover: () =>

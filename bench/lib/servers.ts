@@ -109,3 +109,18 @@ export function startApi(env: Record<string, string>, port: number, options: Sta
   const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
   return startProcess([...profile, ...API_NODE_ARGS], { LOG_LEVEL: "info", ...env }, port, "/health", options);
 }
+
+/** The fake inference host in a process of its own (fake-inference-host.ts), answering after `delayMs`. */
+export async function startFakeInferenceHost(delayMs: number): Promise<{ url: string; pid: number; stop: () => void }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/lib/fake-inference-host.ts", String(delayMs)], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      const match = /http:\/\/[\d.]+:\d+/.exec(out);
+      if (match) resolve(match[0]);
+    });
+    child.once("exit", (code) => reject(new Error(`fake inference host exited with ${code}`)));
+  });
+  return { url, pid: child.pid as number, stop: () => child.kill("SIGTERM") };
+}
