@@ -5,7 +5,7 @@ import { ApiError } from "../errors";
 import { KEY_PATTERN, ROTATE_AFTER_MS, checkApiKey } from "../services/api-keys/keys";
 import { ensureUser } from "../services/users/ensure-user";
 import type { AppEnv } from "./env";
-import { defer } from "./defer";
+import { deferOnSession } from "./defer";
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
 
@@ -49,7 +49,7 @@ async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> 
     verified.subject,
     role,
     () => ensureUser(db, { subject: verified.subject, email: verified.email, role, newId: deps.ids.next("usr"), now: new Date(deps.clock.now()) }),
-    (work) => defer(c, work, "identity refresh"),
+    (work) => deferOnSession(c, work, "identity refresh"),
   );
   return { userId: user.id, email: user.email, role, credential: "token", expiresAt: verified.expiresAt };
 }
@@ -66,7 +66,7 @@ async function fromApiKey(c: Context<AppEnv>, key: string): Promise<Principal> {
     c.set("answerHeaders", { ...c.get("answerHeaders"), Warning: ROTATE_WARNING });
   }
   if (runtime.lastUsed.due(check.keyId, now)) {
-    defer(c, runtime.lastUsed.write(db, check.keyId, now), "api key last-used update");
+    deferOnSession(c, runtime.lastUsed.write(db, check.keyId, now), "api key last-used update");
   }
   const principal: Principal = { userId: check.userId, email: check.email, role: "admin", credential: "api_key", keyId: check.keyId };
   if (check.expiresAt !== null) principal.expiresAt = check.expiresAt;

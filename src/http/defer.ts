@@ -19,3 +19,13 @@ export function defer(c: Context<AppEnv>, work: Promise<unknown>, what: string):
     runtime.hasExecutionContext = false;
   }
 }
+
+/**
+ * Deferred work that uses the request's database session: the session is released only after it
+ * has settled. On Workers each request's session is its own pool, ended with the request; a query
+ * still waiting for a connection then would fail.
+ */
+export function deferOnSession(c: Context<AppEnv>, work: Promise<unknown>, what: string): void {
+  c.get("sessionWork")?.push(work);
+  defer(c, work, what);
+}

@@ -39,6 +39,11 @@ export interface AppVariables {
   /** True once an error answer was built with the X-Request-Id header in it. */
   requestIdOnResponse?: boolean;
   db: Db;
+  /**
+   * Work started during the request that goes on using its database session after the answer (a
+   * cache refresh, a last-used stamp): the session is released once it has settled.
+   */
+  sessionWork?: Promise<unknown>[];
   principal?: Principal;
   /** Set once the caller is known; the access log reads it. */
   userId?: string;

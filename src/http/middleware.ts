@@ -27,7 +27,9 @@ export function requestContext(deps: AppDeps, runtime: Runtime, guard?: Middlewa
     c.set("runtime", runtime);
     c.set("requestId", requestId);
     const session = deps.database.session();
+    const sessionWork: Promise<unknown>[] = [];
     c.set("db", session.db);
+    c.set("sessionWork", sessionWork);
     try {
       if (!guard) await next();
       else {
@@ -47,7 +49,8 @@ export function requestContext(deps: AppDeps, runtime: Runtime, guard?: Middlewa
       // here would make Hono rebuild it, and a header prepared before the handler pushes the
       // Node adapter off its fast path.
       if (!c.get("requestIdOnResponse")) c.res.headers.set("X-Request-Id", requestId);
-      if (session.release) defer(c, session.release(), "db session release");
+      const release = session.release;
+      if (release) defer(c, sessionWork.length === 0 ? release() : Promise.allSettled(sessionWork).then(() => release()), "db session release");
       logAccess(deps, { requestId, method: c.req.method, route: routePath(c), path: c.req.path, status: c.res.status, started, userId: c.get("userId") });
     }
   };

@@ -4,7 +4,7 @@ import { checkRate, releaseAiSlot, renewAiSlot } from "../services/rate-limit/li
 import { AI_LEASE_MS } from "../services/rate-limit/limits";
 import type { AppEnv } from "./env";
 import { principalOf } from "./auth";
-import { defer } from "./defer";
+import { defer, deferOnSession } from "./defer";
 
 /**
  * Per caller (user, or API key) and plan tier. When the store cannot answer, the request is
@@ -21,7 +21,7 @@ export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
     const member = deps.ids.next("rl");
     let counted = false;
     try {
-      const tier = await runtime.tiers.tierOf(db, principal.userId, (work) => defer(c, work, "tier refresh"));
+      const tier = await runtime.tiers.tierOf(db, principal.userId, (work) => deferOnSession(c, work, "tier refresh"));
       const outcome = await checkRate(deps.kv, { subject, tier, ai, now: deps.clock.now(), member });
       counted = true;
       for (const [name, value] of Object.entries(outcome.headers)) c.header(name, value);

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import type { Db } from "../../src/db/port";
 import { users } from "../../src/db/schema";
 import { fixedClock } from "../../src/platform/clock";
 import { IDENTITY_FRESH_MS, IDENTITY_STALE_MS } from "../../src/services/users/ensure-user";
@@ -58,5 +59,51 @@ describe("remembered identities", () => {
     const adminToken = await env.issuer.sign({ sub: s.sub, roles: ["admin"] }, { expiresIn: Math.floor(s.start / 1000) + 7_200 });
     const asAdmin = await s.who(adminToken);
     expect(asAdmin).toMatchObject({ id: asUser.id, role: "admin" });
+  });
+});
+
+/** The same database, with every insert (the identity upsert) answering 50 ms late. */
+function slowWrites(db: Db): Db {
+  const late = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(obj, key) {
+        const value = Reflect.get(obj, key, obj) as unknown;
+        if (key === "then" && typeof value === "function") {
+          return (ok: (v: unknown) => unknown, fail: (e: unknown) => unknown) =>
+            new Promise((resolve) => setTimeout(resolve, 50)).then(() => (value as PromiseLike<unknown>["then"]).call(obj, ok, fail));
+        }
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          const out = (value as (...a: unknown[]) => unknown).apply(obj, args);
+          return out !== null && typeof out === "object" ? late(out) : out;
+        };
+      },
+    });
+  return new Proxy(db, { get: (obj, key) => (key === "insert" ? (...args: Parameters<Db["insert"]>) => late(obj.insert(...args)) : Reflect.get(obj, key, obj)) });
+}
+
+describe("a refresh behind the answer", () => {
+  it("finishes on the request's database session before the session is released", async () => {
+    // Workers give each request a session of its own and end it with the request; here every
+    // release records what the refresh had written by then.
+    const seenAtRelease: (string | null | undefined)[] = [];
+    const start = Date.now();
+    const clock = fixedClock(start);
+    const sub = `u-${randomSuffix()}`;
+    const storedEmail = async () => (await env.db.database.db.select({ email: users.email }).from(users).where(eq(users.subject, sub)))[0]?.email;
+    const database = {
+      driver: env.db.database.driver,
+      close: async () => {},
+      session: () => ({ db: slowWrites(env.db.database.db), release: async () => void seenAtRelease.push(await storedEmail()) }),
+    };
+    const t = buildTestApp({ database, issuer: env.issuer, clock });
+    const sign = (name: string) => env.issuer.sign({ sub, email: `${name}-${sub}@example.test` }, { expiresIn: Math.floor(start / 1000) + 7_200 });
+    expect((await t.request("/v1/auth/test", bearer(await sign("before")))).status).toBe(200);
+    await expect.poll(() => seenAtRelease.length).toBe(1);
+
+    clock.advance(IDENTITY_FRESH_MS + 1);
+    expect((await t.request("/v1/auth/test", bearer(await sign("after")))).status).toBe(200);
+    await expect.poll(() => seenAtRelease.length).toBe(2);
+    expect(seenAtRelease[1]).toBe(`after-${sub}@example.test`);
   });
 });
