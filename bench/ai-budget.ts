@@ -1,32 +1,13 @@
-import { closedLoop, stats } from "./lib/closed-loop";
-import { keepAliveClient } from "./lib/http-client";
+import { measure, type Latency } from "./ai";
 import { holdIdleStates } from "./lib/idle-states";
 import { median } from "./lib/load";
-import { cpuMs } from "./lib/cpu";
 import { benchKvPrefix, REDIS_URL, freePort, startFakeInferenceHost, startProcess, type Child } from "./lib/servers";
 
-interface Run {
-  p50: number;
-  p90: number;
-  p99: number;
-  cpuMsPerRequest: number;
-}
-
-async function run(url: string, pid: number, connections: number, seconds: number, warmupMs: number, body: string): Promise<Run> {
-  const send = keepAliveClient(connections);
-  const before = cpuMs([pid]);
-  const { all, sent } = await closedLoop(
-    seconds,
-    connections,
-    async () => {
-      const res = await send(url, { method: "POST", headers: { "content-type": "application/json" }, body });
-      return { ok: res.status === 200, kind: "request" };
-    },
-    { warmupMs },
-  ).finally(() => send.close());
-  const s = stats(all);
-  if (s.failed > 0) throw new Error(`${s.failed} calls to ${url} failed`);
-  return { p50: s.p50, p90: s.p90, p99: s.p99, cpuMsPerRequest: (cpuMs([pid]) - before) / Math.max(1, sent) };
+/** One row of the AI bench's kind (see measure in ai.ts); a call that fails makes the figure worthless. */
+async function run(url: string, pid: number, connections: number, seconds: number, warmupMs: number, body: string): Promise<Latency> {
+  const row = await measure(url, pid, url, connections, seconds, () => ({ method: "POST", headers: { "content-type": "application/json" }, body }), { warmupMs });
+  if (row.failed > 0) throw new Error(`${row.failed} calls to ${url} failed`);
+  return row;
 }
 
 /**

@@ -7,7 +7,7 @@ import { holdIdleStates } from "./lib/idle-states";
 import { median } from "./lib/load";
 import { API_NODE_ARGS, benchKvPrefix, REDIS_URL, freePort, freshDatabase, startFakeInferenceHost, startProcess, type Child } from "./lib/servers";
 
-interface Latency {
+export interface Latency {
   label: string;
   rps: number;
   p50: number;
@@ -35,7 +35,7 @@ const round1 = (ms: number) => Math.round(ms * 10) / 10;
  * ClosedLoopOptions): one lean node:http client for every row, so the load generator takes the
  * same CPU from the machine whichever server it measures.
  */
-async function measure(label: string, pid: number, url: string, connections: number, seconds: number, call: (n: number) => HttpCall, options: ClosedLoopOptions): Promise<Latency> {
+export async function measure(label: string, pid: number, url: string, connections: number, seconds: number, call: (n: number) => HttpCall, options: ClosedLoopOptions): Promise<Latency> {
   const send = keepAliveClient(connections);
   const before = cpuMs(pid);
   const { all, first, sent } = await closedLoop(
