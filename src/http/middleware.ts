@@ -49,8 +49,7 @@ export function requestContext(deps: AppDeps, runtime: Runtime, guard?: Middlewa
       // here would make Hono rebuild it, and a header prepared before the handler pushes the
       // Node adapter off its fast path.
       if (!c.get("requestIdOnResponse")) c.res.headers.set("X-Request-Id", requestId);
-      const release = session.release;
-      if (release) defer(c, sessionWork.length === 0 ? release() : Promise.allSettled(sessionWork).then(() => release()), "db session release");
+      if (session.release) defer(c, Promise.allSettled(sessionWork).then(() => session.release?.()), "db session release");
       logAccess(deps, { requestId, method: c.req.method, route: routePath(c), path: c.req.path, status: c.res.status, started, userId: c.get("userId") });
     }
   };

@@ -1,3 +1,5 @@
+import { sharedLoad, type LoadSlot } from "./shared-load";
+
 /**
  * A per-instance cache for values every request needs (a caller's identity, their plan tier) that
  * keeps the database off the request path for callers it knows:
@@ -8,8 +10,8 @@
  *
  * Entries filled together (a deploy's first minute, a burst of sign-ins) would otherwise all come
  * due in the same second and send every request of that second to the database at once: fresh
- * lifetimes are spread over the last `jitter` share of `freshMs`, and a key has at most one load
- * under way, which every caller waiting for it shares.
+ * lifetimes are spread over the last `jitter` share of `freshMs`, and a key has one load under way,
+ * which every caller waiting for it shares (for joinMs at most, see sharedLoad).
  */
 export interface SwrCacheOptions {
   freshMs: number;
@@ -21,7 +23,12 @@ export interface SwrCacheOptions {
   random: () => number;
   /** Share of freshMs over which fresh lifetimes are spread (0 to 1). */
   jitter?: number;
+  /** How long a caller waits for a load another request started before starting its own. */
+  joinMs?: number;
 }
+
+/** A database read of one row takes milliseconds; a load this old was most likely abandoned. */
+const JOIN_MS = 3_000;
 
 /** What a cache built on this one takes: the clock and draws, and its own lifetimes where a test shortens them. */
 export type CacheTuning = Pick<SwrCacheOptions, "now" | "random"> & Partial<Omit<SwrCacheOptions, "now" | "random">>;
@@ -44,8 +51,11 @@ interface Entry<V> {
 export function createSwrCache<V>(options: SwrCacheOptions): SwrCache<V> {
   const { freshMs, staleMs, maxEntries, now, random } = options;
   const jitter = Math.min(1, Math.max(0, options.jitter ?? 0.2));
+  const joinMs = options.joinMs ?? JOIN_MS;
   const entries = new Map<string, Entry<V>>();
-  const loading = new Map<string, Promise<V>>();
+  // One slot per key with a load under way, shared through sharedLoad: on Workers a load begun by
+  // a request that was then cancelled never settles, so a caller joins it for joinMs at most.
+  const loading = new Map<string, LoadSlot<V>>();
   // A load under way when an entry is forgotten may carry the old value: it answers its callers
   // but is not kept. Forgetting is rare (a payment), so one counter serves every key.
   let generation = 0;
@@ -57,21 +67,27 @@ export function createSwrCache<V>(options: SwrCacheOptions): SwrCache<V> {
   };
 
   const start = (key: string, load: () => Promise<V>): Promise<V> => {
-    const running = loading.get(key);
-    if (running) return running;
+    let slot = loading.get(key);
+    if (!slot) {
+      slot = {};
+      loading.set(key, slot);
+    }
+    const own = slot;
     const seen = generation;
     const loadedAt = now();
-    const work = load().then(
-      (value) => {
-        if (seen === generation) keep(key, value, loadedAt);
-        return value;
-      },
+    const work = sharedLoad(
+      own,
+      () =>
+        load().then((value) => {
+          if (seen === generation) keep(key, value, loadedAt);
+          return value;
+        }),
+      { joinMs, keep: false },
     );
     const settled = () => {
-      if (loading.get(key) === work) loading.delete(key);
+      if (own.current === undefined && loading.get(key) === own) loading.delete(key);
     };
     work.then(settled, settled);
-    loading.set(key, work);
     return work;
   };
 
@@ -81,7 +97,7 @@ export function createSwrCache<V>(options: SwrCacheOptions): SwrCache<V> {
       const hit = entries.get(key);
       if (hit && t < hit.freshUntil) return Promise.resolve(hit.value);
       if (hit && t < hit.staleUntil) {
-        if (!loading.has(key)) background(start(key, load));
+        if (loading.get(key)?.current === undefined) background(start(key, load));
         return Promise.resolve(hit.value);
       }
       return start(key, load);

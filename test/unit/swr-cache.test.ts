@@ -45,6 +45,16 @@ describe("the stale-while-revalidate cache", () => {
     expect(loads).toBe(1);
   });
 
+  it("joins a load another caller started for joinMs at most, then starts its own (a cancelled Worker request's load never settles)", async () => {
+    const cache = createSwrCache<string>({ freshMs: FRESH, staleMs: STALE, maxEntries: 100, now: () => 0, random: () => 0, joinMs: 20 });
+    void cache.get("k", () => new Promise<string>(() => {}), () => {});
+    const started = performance.now();
+    expect(await cache.get("k", async () => "own", () => {})).toBe("own");
+    expect(performance.now() - started).toBeGreaterThanOrEqual(15);
+    // The answer was kept: the next caller is served from memory.
+    expect(await cache.get("k", () => Promise.reject(new Error("not read again")), () => {})).toBe("own");
+  });
+
   it("keeps answering a stale entry when its refresh fails, and hands the failure to the background", async () => {
     let now = 0;
     const cache = createSwrCache<string>({ freshMs: FRESH, staleMs: STALE, maxEntries: 100, now: () => now, random: () => 0 });
