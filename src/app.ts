@@ -47,7 +47,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     tierSource,
     users: createUserCache({ now, random }),
     lastUsed: createLastUsedRecorder(),
-    tiers: cachedTierLookup(tierSource, { now, random }),
+    tiers: cachedTierLookup(tierSource, { now, random, kv: deps.kv, logger: deps.logger }),
     metrics: { rateLimitFailOpen: 0 },
     inference: deps.inference ?? inferenceFromConfig(deps.config, deps),
     // Created idle: it subscribes and reads only once a stream is open.

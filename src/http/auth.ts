@@ -46,7 +46,7 @@ async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> 
   }
   const role: Role = verified.roles.includes("admin") ? "admin" : "user";
   const user = await runtime.users.resolve(
-    verified.subject,
+    verified,
     role,
     () => ensureUser(db, { subject: verified.subject, email: verified.email, role, newId: deps.ids.next("usr"), now: new Date(deps.clock.now()) }),
     (work) => deferOnSession(c, work, "identity refresh"),

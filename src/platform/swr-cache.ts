@@ -13,8 +13,9 @@ import { sharedLoad, type LoadSlot } from "./shared-load";
  * lifetimes are spread over the last `jitter` share of `freshMs`, and a key has one load under way,
  * which every caller waiting for it shares (for joinMs at most, see sharedLoad).
  */
-export interface SwrCacheOptions {
-  freshMs: number;
+export interface SwrCacheOptions<V = unknown> {
+  /** A function where the lifetime depends on the moment (see cachedTierLookup). */
+  freshMs: number | (() => number);
   /** How long past fresh an entry may still be answered while it is refreshed. */
   staleMs: number;
   maxEntries: number;
@@ -25,13 +26,18 @@ export interface SwrCacheOptions {
   jitter?: number;
   /** How long a caller waits for a load another request started before starting its own. */
   joinMs?: number;
+  /**
+   * When a value stops being true by itself (a paid plan's period end), in ms: its entry is
+   * neither fresh nor answered stale from then on, so the next caller waits for the load.
+   */
+  expiresAt?: (value: V) => number | null;
 }
 
 /** A database read of one row takes milliseconds; a load this old was most likely abandoned. */
 const JOIN_MS = 3_000;
 
 /** What a cache built on this one takes: the clock and draws, and its own lifetimes where a test shortens them. */
-export type CacheTuning = Pick<SwrCacheOptions, "now" | "random"> & Partial<Omit<SwrCacheOptions, "now" | "random">>;
+export type CacheTuning = Pick<SwrCacheOptions, "now" | "random"> & Partial<Omit<SwrCacheOptions, "now" | "random" | "expiresAt">>;
 
 /** Keeps a refresh alive after the response (Workers' waitUntil) and reports its failure. */
 export type Background = (work: Promise<unknown>) => void;
@@ -48,8 +54,9 @@ interface Entry<V> {
   staleUntil: number;
 }
 
-export function createSwrCache<V>(options: SwrCacheOptions): SwrCache<V> {
-  const { freshMs, staleMs, maxEntries, now, random } = options;
+export function createSwrCache<V>(options: SwrCacheOptions<V>): SwrCache<V> {
+  const { staleMs, maxEntries, now, random, expiresAt } = options;
+  const freshMs = typeof options.freshMs === "number" ? () => options.freshMs as number : options.freshMs;
   const jitter = Math.min(1, Math.max(0, options.jitter ?? 0.2));
   const joinMs = options.joinMs ?? JOIN_MS;
   const entries = new Map<string, Entry<V>>();
@@ -62,8 +69,9 @@ export function createSwrCache<V>(options: SwrCacheOptions): SwrCache<V> {
 
   const keep = (key: string, value: V, loadedAt: number) => {
     if (entries.size >= maxEntries && !entries.has(key)) entries.clear();
-    const freshUntil = loadedAt + freshMs * (1 - jitter * random());
-    entries.set(key, { value, freshUntil, staleUntil: freshUntil + staleMs });
+    const end = expiresAt?.(value) ?? Infinity;
+    const freshUntil = Math.min(end, loadedAt + freshMs() * (1 - jitter * random()));
+    entries.set(key, { value, freshUntil, staleUntil: Math.min(end, freshUntil + staleMs) });
   };
 
   const start = (key: string, load: () => Promise<V>): Promise<V> => {

@@ -31,26 +31,36 @@ describe("remembered identities", () => {
     return { clock, sub, before: before as string, after: after as string, who, stored, start };
   }
 
-  it("answer a stale identity at once and run the upsert behind it, so an email change lands on a later request", async () => {
+  it("write and answer a changed email at once: the token's email is part of what is remembered", async () => {
     const s = await setup();
-    expect((await s.who(s.before)).email).toBe(`before-${s.sub}@example.test`);
-    // Fresh: the new token's email is not looked at yet.
-    expect((await s.who(s.after)).email).toBe(`before-${s.sub}@example.test`);
+    const first = await s.who(s.before);
+    expect(first.email).toBe(`before-${s.sub}@example.test`);
+    expect(await s.who(s.after)).toMatchObject({ id: first.id, email: `after-${s.sub}@example.test` });
+    expect((await s.stored())?.email).toBe(`after-${s.sub}@example.test`);
+  });
 
-    s.clock.advance(IDENTITY_FRESH_MS + 1);
-    const stale = await s.who(s.after);
-    expect(stale.email).toBe(`before-${s.sub}@example.test`);
-    await expect.poll(async () => (await s.stored())?.email).toBe(`after-${s.sub}@example.test`);
-    expect((await s.stored())?.lastSeenAt?.getTime()).toBe(s.start + IDENTITY_FRESH_MS + 1);
-    const refreshed = await s.who(s.after);
-    expect(refreshed).toMatchObject({ id: stale.id, email: `after-${s.sub}@example.test` });
+  it("answer a stale identity at once and run the upsert behind it, so the last-seen time moves on", async () => {
+    const s = await setup();
+    const first = await s.who(s.before);
+    expect((await s.stored())?.lastSeenAt?.getTime()).toBe(s.start);
+    // Fresh (lifetimes are drawn from the last fifth of IDENTITY_FRESH_MS): no database round trip,
+    // so the last-seen time stays.
+    s.clock.advance(IDENTITY_FRESH_MS * 0.8 - 1);
+    await s.who(s.before);
+    expect((await s.stored())?.lastSeenAt?.getTime()).toBe(s.start);
+
+    s.clock.set(s.start + IDENTITY_FRESH_MS + 1);
+    expect(await s.who(s.before)).toMatchObject({ id: first.id });
+    await expect.poll(async () => (await s.stored())?.lastSeenAt?.getTime()).toBe(s.start + IDENTITY_FRESH_MS + 1);
   });
 
   it("make the caller wait for the upsert once the identity is past the stale window", async () => {
     const s = await setup();
     const first = await s.who(s.before);
     s.clock.advance(IDENTITY_FRESH_MS + IDENTITY_STALE_MS + 1);
-    expect(await s.who(s.after)).toMatchObject({ id: first.id, email: `after-${s.sub}@example.test` });
+    expect(await s.who(s.before)).toMatchObject({ id: first.id });
+    // Written before the answer, not behind it.
+    expect((await s.stored())?.lastSeenAt?.getTime()).toBe(s.start + IDENTITY_FRESH_MS + IDENTITY_STALE_MS + 1);
   });
 
   it("look a changed role up at once: the role is part of what is remembered", async () => {
@@ -86,24 +96,24 @@ describe("a refresh behind the answer", () => {
   it("finishes on the request's database session before the session is released", async () => {
     // Workers give each request a session of its own and end it with the request; here every
     // release records what the refresh had written by then.
-    const seenAtRelease: (string | null | undefined)[] = [];
+    const seenAtRelease: (number | undefined)[] = [];
     const start = Date.now();
     const clock = fixedClock(start);
     const sub = `u-${randomSuffix()}`;
-    const storedEmail = async () => (await env.db.database.db.select({ email: users.email }).from(users).where(eq(users.subject, sub)))[0]?.email;
+    const storedSeen = async () => (await env.db.database.db.select({ at: users.lastSeenAt }).from(users).where(eq(users.subject, sub)))[0]?.at?.getTime();
     const database = {
       driver: env.db.database.driver,
       close: async () => {},
-      session: () => ({ db: slowWrites(env.db.database.db), release: async () => void seenAtRelease.push(await storedEmail()) }),
+      session: () => ({ db: slowWrites(env.db.database.db), release: async () => void seenAtRelease.push(await storedSeen()) }),
     };
     const t = buildTestApp({ database, issuer: env.issuer, clock });
-    const sign = (name: string) => env.issuer.sign({ sub, email: `${name}-${sub}@example.test` }, { expiresIn: Math.floor(start / 1000) + 7_200 });
-    expect((await t.request("/v1/auth/test", bearer(await sign("before")))).status).toBe(200);
+    const token = await env.issuer.sign({ sub, email: `${sub}@example.test` }, { expiresIn: Math.floor(start / 1000) + 7_200 });
+    expect((await t.request("/v1/auth/test", bearer(token))).status).toBe(200);
     await expect.poll(() => seenAtRelease.length).toBe(1);
 
     clock.advance(IDENTITY_FRESH_MS + 1);
-    expect((await t.request("/v1/auth/test", bearer(await sign("after")))).status).toBe(200);
+    expect((await t.request("/v1/auth/test", bearer(token))).status).toBe(200);
     await expect.poll(() => seenAtRelease.length).toBe(2);
-    expect(seenAtRelease[1]).toBe(`after-${sub}@example.test`);
+    expect(seenAtRelease[1]).toBe(start + IDENTITY_FRESH_MS + 1);
   });
 });

@@ -93,7 +93,7 @@ describe("general limits", () => {
   });
 
   it("lets a premium user see its higher limit", async () => {
-    const premium: TierLookup = { tierOf: async (): Promise<Tier> => "premium" };
+    const premium: TierLookup = { tierOf: async () => ({ tier: "premium" as Tier, until: null }) };
     const t = app({ tierLookup: premium });
     const user = await newUser(env.issuer);
     const res = await t.request("/v1/auth/test", { headers: user.headers });

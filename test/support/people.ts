@@ -8,7 +8,7 @@ import type { TestIssuer } from "./issuer";
 import { json, newUser, type TestUser } from "./users";
 
 /** Every caller on the enterprise tier (2,000 requests a minute), so busy tests are not rate limited. */
-export const ENTERPRISE: TierLookup = { tierOf: async () => "enterprise" };
+export const ENTERPRISE: TierLookup = { tierOf: async () => ({ tier: "enterprise", until: null }) };
 
 /** A user who has made a request, and so has a row in the database: `id` is their `usr_…` id. */
 export interface Person extends TestUser {

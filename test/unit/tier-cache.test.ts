@@ -1,21 +1,24 @@
 import { describe, expect, it } from "vitest";
 import type { Db } from "../../src/db/port";
-import { cachedTierLookup, TIER_FRESH_MS, TIER_STALE_MS, type Tier } from "../../src/services/tiers/port";
+import type { KeyValueStore } from "../../src/kv/port";
+import { createMemoryStore } from "../../src/kv/memory";
+import { createJsonLogger } from "../../src/platform/logger";
+import { cachedTierLookup, TIER_CHANGES_CHANNEL, TIER_FRESH_LISTENING_MS, TIER_FRESH_MS, TIER_STALE_MS, type Tier, type TierAnswer } from "../../src/services/tiers/port";
 
 const db = {} as Db;
 
 /** A tier source whose answers the test releases one at a time. */
 function heldSource() {
-  const waiting: ((tier: Tier) => void)[] = [];
+  const waiting: ((answer: TierAnswer) => void)[] = [];
   let reads = 0;
   return {
     source: {
       tierOf: () => {
         reads += 1;
-        return new Promise<Tier>((resolve) => waiting.push(resolve));
+        return new Promise<TierAnswer>((resolve) => waiting.push(resolve));
       },
     },
-    answer: (tier: Tier) => waiting.shift()?.(tier),
+    answer: (tier: Tier, until: number | null = null) => waiting.shift()?.({ tier, until }),
     reads: () => reads,
   };
 }
@@ -26,13 +29,24 @@ function backgroundLog() {
   return { keep: (p: Promise<unknown>) => void work.push(p), count: () => work.length, settled: () => Promise.all(work) };
 }
 
+/** A store that cannot subscribe, as Upstash over REST (Workers). */
+function storeWithoutSubscribe(): KeyValueStore {
+  const { subscribe: _none, ...rest } = createMemoryStore();
+  return rest;
+}
+
+const logLines: string[] = [];
+const logger = createJsonLogger({ sink: (line) => logLines.push(line) });
+/** Lets the subscription the first lookup started become active. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 describe("the per-instance tier cache", () => {
   it("reads the source once while fresh, answers the old tier while a stale entry is re-read, then the new one", async () => {
     let now = 0;
     const held = heldSource();
     const bg = backgroundLog();
     // random 0: no jitter, so the entry is fresh for exactly TIER_FRESH_MS.
-    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0 });
+    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv: storeWithoutSubscribe(), logger });
     const first = tiers.tierOf(db, "u1", bg.keep);
     held.answer("standard");
     expect(await first).toBe("standard");
@@ -55,9 +69,9 @@ describe("the per-instance tier cache", () => {
     let now = 0;
     const held = heldSource();
     const bg = backgroundLog();
-    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0 });
+    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv: storeWithoutSubscribe(), logger });
     const first = tiers.tierOf(db, "u1", bg.keep);
-    held.answer("premium");
+    held.answer("premium", 10 * TIER_STALE_MS);
     await first;
     now = TIER_FRESH_MS + TIER_STALE_MS + 1;
     let answered: Tier | undefined;
@@ -70,13 +84,34 @@ describe("the per-instance tier cache", () => {
     expect(bg.count()).toBe(0);
   });
 
-  it("reads again after forget, and does not cache a read that was under way when the tier was forgotten", async () => {
+  it("ends a paid tier's entry at its period end: the next caller waits for the source instead of getting the old tier", async () => {
+    let now = 0;
     const held = heldSource();
     const bg = backgroundLog();
-    const tiers = cachedTierLookup(held.source, { now: () => 0, random: () => 0 });
-    // A request looks the tier up while the payment commits and the route forgets the entry.
+    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv: storeWithoutSubscribe(), logger });
+    const first = tiers.tierOf(db, "u1", bg.keep);
+    held.answer("premium", 5_000);
+    expect(await first).toBe("premium");
+    now = 4_999;
+    expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("premium");
+    expect(held.reads()).toBe(1);
+    now = 5_000;
+    let answered: Tier | undefined;
+    const later = tiers.tierOf(db, "u1", bg.keep).then((t) => (answered = t));
+    await Promise.resolve();
+    expect(answered).toBeUndefined();
+    held.answer("standard");
+    expect(await later).toBe("standard");
+    expect(bg.count()).toBe(0);
+  });
+
+  it("reads again after a change here, and does not cache a read that was under way when the tier changed", async () => {
+    const held = heldSource();
+    const bg = backgroundLog();
+    const tiers = cachedTierLookup(held.source, { now: () => 0, random: () => 0, kv: storeWithoutSubscribe(), logger });
+    // A request looks the tier up while the payment commits and the route reports the change.
     const racing = tiers.tierOf(db, "u1", bg.keep);
-    tiers.forget("u1");
+    tiers.changed("u1", bg.keep);
     // The next request does not join the read that began before the payment.
     const next = tiers.tierOf(db, "u1", bg.keep);
     held.answer("standard");
@@ -85,5 +120,56 @@ describe("the per-instance tier cache", () => {
     expect(await next).toBe("premium");
     expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("premium");
     expect(held.reads()).toBe(2);
+  });
+
+  it("hears of a change made on another instance through the store, and then keeps entries fresh for longer", async () => {
+    let now = 0;
+    const kv = createMemoryStore();
+    const held = heldSource();
+    const bg = backgroundLog();
+    const here = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv, logger });
+    const elsewhere = cachedTierLookup(heldSource().source, { now: () => now, random: () => 0, kv, logger });
+    // The first lookup starts listening; an entry kept once the subscription is active is fresh
+    // for TIER_FRESH_LISTENING_MS instead of TIER_FRESH_MS.
+    const first = here.tierOf(db, "u1", bg.keep);
+    await settle();
+    held.answer("standard");
+    await first;
+    now = TIER_FRESH_LISTENING_MS - 1;
+    expect(await here.tierOf(db, "u1", bg.keep)).toBe("standard");
+    expect(held.reads()).toBe(1);
+
+    // The other instance takes a payment: this one drops its entry when the message arrives.
+    elsewhere.changed("u1", bg.keep);
+    await bg.settled();
+    await settle();
+    const next = here.tierOf(db, "u1", bg.keep);
+    expect(held.reads()).toBe(2);
+    held.answer("premium");
+    expect(await next).toBe("premium");
+  });
+
+  it("keeps the short lifetime while the store cannot subscribe, and publishes changes all the same", async () => {
+    let now = 0;
+    const kv = createMemoryStore();
+    const heard: string[] = [];
+    await kv.subscribe(TIER_CHANGES_CHANNEL, (m) => heard.push(m));
+    const failing: KeyValueStore = { ...kv, subscribe: () => Promise.reject(new Error("connection refused")) };
+    const held = heldSource();
+    const bg = backgroundLog();
+    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv: failing, logger });
+    const first = tiers.tierOf(db, "u1", bg.keep);
+    held.answer("standard");
+    await first;
+    await settle();
+    expect(logLines.some((l) => l.includes("tier changes: subscribe failed"))).toBe(true);
+    now = TIER_FRESH_MS + 1;
+    expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("standard");
+    expect(held.reads()).toBe(2);
+    held.answer("standard");
+    tiers.changed("u2", bg.keep);
+    await bg.settled();
+    await settle();
+    expect(heard).toEqual(["u2"]);
   });
 });

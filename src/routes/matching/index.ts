@@ -62,7 +62,7 @@ function matching(c: Context<AppEnv>): MatchingContext {
   return { db, kv: deps.kv, ids: deps.ids, logger: deps.logger, now: deps.clock.now() };
 }
 
-const tierOf = (c: Context<AppEnv>) => c.var.runtime.tierSource.tierOf(c.var.db, principalOf(c).userId);
+const tierOf = async (c: Context<AppEnv>) => (await c.var.runtime.tierSource.tierOf(c.var.db, principalOf(c).userId)).tier;
 
 export const matchingRoutes = createRouter()
   .openapi(

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { principalOf } from "../../http/auth";
+import { defer } from "../../http/defer";
 import { IdempotencyHeader, idempotent } from "../../http/idempotency";
 import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
@@ -61,7 +62,7 @@ export const subscriptionRoutes = createRouter()
     async (c) => {
       const caller = principalOf(c);
       const result = await subscribe(moneyContext(c), caller, c.req.valid("json").planId);
-      c.var.runtime.tiers.forget(caller.userId);
+      c.var.runtime.tiers.changed(caller.userId, (work) => defer(c, work, "tier change notice"));
       return c.json(result, 201);
     },
   );

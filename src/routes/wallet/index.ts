@@ -58,7 +58,7 @@ export const walletRoutes = createRouter()
     }),
     async (c) => {
       const p = principalOf(c);
-      const tier = await c.var.runtime.tierSource.tierOf(c.var.db, p.userId);
+      const { tier } = await c.var.runtime.tierSource.tierOf(c.var.db, p.userId);
       return c.json(await overview(c.var.db, c.var.deps.ids, p.userId, tier), 200);
     },
   )

@@ -112,16 +112,16 @@ export async function subscribe(m: MoneyContext, actor: Principal, planId: strin
   });
 }
 
-/** The rate limiter's tier: an active paid subscription, or standard. */
+/** The rate limiter's tier: an active paid subscription (until its period ends), or standard. */
 export function subscriptionTierLookup(clock: Clock): TierLookup {
   return {
     async tierOf(db, userId) {
       const [row] = await db
-        .select({ planId: subscriptions.planId })
+        .select({ planId: subscriptions.planId, currentPeriodEnd: subscriptions.currentPeriodEnd })
         .from(subscriptions)
         .where(and(eq(subscriptions.userId, userId), gt(subscriptions.currentPeriodEnd, new Date(clock.now()))));
       const tier = row?.planId as Tier | undefined;
-      return tier && TIERS.includes(tier) ? tier : "standard";
+      return row && tier && TIERS.includes(tier) ? { tier, until: row.currentPeriodEnd.getTime() } : { tier: "standard", until: null };
     },
   };
 }

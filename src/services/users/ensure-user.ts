@@ -26,22 +26,26 @@ export async function ensureUser(db: Db, input: { subject: string; email: string
   return row;
 }
 
-/** Fresh for a minute (less by up to a fifth); see createSwrCache. */
-export const IDENTITY_FRESH_MS = 60_000;
+/**
+ * Fresh for 10 minutes (less by up to a fifth); see createSwrCache. Everything the entry answers
+ * is fixed by its key, so the re-run only moves the last-seen time: that time is as fine as this.
+ */
+export const IDENTITY_FRESH_MS = 600_000;
 /** Past fresh, an identity is still answered for this long while the upsert runs again behind it. */
 export const IDENTITY_STALE_MS = 300_000;
 
 /**
  * Remembers subject → user per instance, so an authenticated request of a known caller costs no
- * database round trip for identity. The role is part of the key, so a changed role is looked up
- * at once; an email change and the last-seen time land with the background re-run of the upsert
- * (within IDENTITY_FRESH_MS of activity, and the request that starts it).
+ * database round trip for identity. The token's role and email are part of the key, so a changed
+ * role or email is written (and answered) at once; the last-seen time lands with the background
+ * re-run of the upsert, within IDENTITY_FRESH_MS of activity.
  */
 export function createUserCache(options: CacheTuning) {
   const cache = createSwrCache<KnownUser>({ freshMs: IDENTITY_FRESH_MS, staleMs: IDENTITY_STALE_MS, maxEntries: 50_000, ...options });
   return {
-    resolve: (subject: string, role: Role, load: () => Promise<KnownUser>, background: Background): Promise<KnownUser> =>
-      cache.get(`${role}:${subject}`, load, background),
+    resolve: (token: { subject: string; email: string | null }, role: Role, load: () => Promise<KnownUser>, background: Background): Promise<KnownUser> =>
+      // JSON keeps the parts apart whatever characters a subject or an email holds.
+      cache.get(JSON.stringify([role, token.email, token.subject]), load, background),
   };
 }
 export type UserCache = ReturnType<typeof createUserCache>;
