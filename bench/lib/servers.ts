@@ -102,7 +102,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
 }
 
 /** The node arguments of `npm start` (package.json), so the benches measure what production runs. */
-export const API_NODE_ARGS = ["--max-semi-space-size=64", "--import", "tsx", "src/node/main.ts"];
+export const API_NODE_ARGS = ["--max-semi-space-size=64", "--no-memory-reducer", "--import", "tsx", "src/node/main.ts"];
 
 /** BENCH_CPU_PROF_DIR=<dir> writes a V8 CPU profile of the API process there when it stops. */
 export function startApi(env: Record<string, string>, port: number, options: StartOptions = {}): Promise<Child> {
