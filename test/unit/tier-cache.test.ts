@@ -40,131 +40,128 @@ const logger = createJsonLogger({ sink: (line) => logLines.push(line) });
 /** Lets the subscription the first lookup started become active. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
+/**
+ * A tier cache over a held source, on a clock the test moves, with no jitter (random 0: an entry
+ * is fresh for exactly its lifetime); `lookup` asks for user u1 as a request would.
+ */
+function setup(kv: KeyValueStore = storeWithoutSubscribe()) {
+  const clock = { now: 0 };
+  const held = heldSource();
+  const bg = backgroundLog();
+  const tiers = cachedTierLookup(held.source, { now: () => clock.now, random: () => 0, kv, logger });
+  return { clock, held, bg, tiers, lookup: () => tiers.tierOf(db, "u1", bg.keep) };
+}
+
+/** Whether the promise is still pending once the microtasks queued so far have run. */
+async function pending(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(() => (settled = true));
+  await Promise.resolve();
+  return !settled;
+}
+
 describe("the per-instance tier cache", () => {
   it("reads the source once while fresh, answers the old tier while a stale entry is re-read, then the new one", async () => {
-    let now = 0;
-    const held = heldSource();
-    const bg = backgroundLog();
-    // random 0: no jitter, so the entry is fresh for exactly TIER_FRESH_MS.
-    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv: storeWithoutSubscribe(), logger });
-    const first = tiers.tierOf(db, "u1", bg.keep);
+    const { clock, held, bg, lookup } = setup();
+    const first = lookup();
     held.answer("standard");
     expect(await first).toBe("standard");
-    expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("standard");
+    expect(await lookup()).toBe("standard");
     expect(held.reads()).toBe(1);
 
-    now = TIER_FRESH_MS + 1;
+    clock.now = TIER_FRESH_MS + 1;
     // Stale: answered at once from memory, one re-read in the background, shared by later callers.
-    expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("standard");
-    expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("standard");
+    expect(await lookup()).toBe("standard");
+    expect(await lookup()).toBe("standard");
     expect(held.reads()).toBe(2);
     expect(bg.count()).toBe(1);
     held.answer("premium");
     await bg.settled();
-    expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("premium");
+    expect(await lookup()).toBe("premium");
     expect(held.reads()).toBe(2);
   });
 
   it("makes the caller wait for the source past the stale window", async () => {
-    let now = 0;
-    const held = heldSource();
-    const bg = backgroundLog();
-    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv: storeWithoutSubscribe(), logger });
-    const first = tiers.tierOf(db, "u1", bg.keep);
+    const { clock, held, bg, lookup } = setup();
+    const first = lookup();
     held.answer("premium", 10 * TIER_STALE_MS);
     await first;
-    now = TIER_FRESH_MS + TIER_STALE_MS + 1;
-    let answered: Tier | undefined;
-    const later = tiers.tierOf(db, "u1", bg.keep).then((t) => (answered = t));
-    await Promise.resolve();
-    expect(answered).toBeUndefined();
+    clock.now = TIER_FRESH_MS + TIER_STALE_MS + 1;
+    const later = lookup();
+    expect(await pending(later)).toBe(true);
     held.answer("standard");
-    await later;
-    expect(answered).toBe("standard");
+    expect(await later).toBe("standard");
     expect(bg.count()).toBe(0);
   });
 
   it("ends a paid tier's entry at its period end: the next caller waits for the source instead of getting the old tier", async () => {
-    let now = 0;
-    const held = heldSource();
-    const bg = backgroundLog();
-    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv: storeWithoutSubscribe(), logger });
-    const first = tiers.tierOf(db, "u1", bg.keep);
+    const { clock, held, bg, lookup } = setup();
+    const first = lookup();
     held.answer("premium", 5_000);
     expect(await first).toBe("premium");
-    now = 4_999;
-    expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("premium");
+    clock.now = 4_999;
+    expect(await lookup()).toBe("premium");
     expect(held.reads()).toBe(1);
-    now = 5_000;
-    let answered: Tier | undefined;
-    const later = tiers.tierOf(db, "u1", bg.keep).then((t) => (answered = t));
-    await Promise.resolve();
-    expect(answered).toBeUndefined();
+    clock.now = 5_000;
+    const later = lookup();
+    expect(await pending(later)).toBe(true);
     held.answer("standard");
     expect(await later).toBe("standard");
     expect(bg.count()).toBe(0);
   });
 
   it("reads again after a change here, and does not cache a read that was under way when the tier changed", async () => {
-    const held = heldSource();
-    const bg = backgroundLog();
-    const tiers = cachedTierLookup(held.source, { now: () => 0, random: () => 0, kv: storeWithoutSubscribe(), logger });
+    const { held, bg, tiers, lookup } = setup();
     // A request looks the tier up while the payment commits and the route reports the change.
-    const racing = tiers.tierOf(db, "u1", bg.keep);
+    const racing = lookup();
     tiers.changed("u1", bg.keep);
     // The next request does not join the read that began before the payment.
-    const next = tiers.tierOf(db, "u1", bg.keep);
+    const next = lookup();
     held.answer("standard");
     expect(await racing).toBe("standard");
     held.answer("premium");
     expect(await next).toBe("premium");
-    expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("premium");
+    expect(await lookup()).toBe("premium");
     expect(held.reads()).toBe(2);
   });
 
   it("hears of a change made on another instance through the store, and then keeps entries fresh for longer", async () => {
-    let now = 0;
     const kv = createMemoryStore();
-    const held = heldSource();
-    const bg = backgroundLog();
-    const here = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv, logger });
-    const elsewhere = cachedTierLookup(heldSource().source, { now: () => now, random: () => 0, kv, logger });
+    const { clock, held, bg, lookup } = setup(kv);
+    const elsewhere = setup(kv);
     // The first lookup starts listening; an entry kept once the subscription is active is fresh
     // for TIER_FRESH_LISTENING_MS instead of TIER_FRESH_MS.
-    const first = here.tierOf(db, "u1", bg.keep);
+    const first = lookup();
     await settle();
     held.answer("standard");
     await first;
-    now = TIER_FRESH_LISTENING_MS - 1;
-    expect(await here.tierOf(db, "u1", bg.keep)).toBe("standard");
+    clock.now = TIER_FRESH_LISTENING_MS - 1;
+    expect(await lookup()).toBe("standard");
     expect(held.reads()).toBe(1);
 
     // The other instance takes a payment: this one drops its entry when the message arrives.
-    elsewhere.changed("u1", bg.keep);
-    await bg.settled();
+    elsewhere.tiers.changed("u1", elsewhere.bg.keep);
+    await elsewhere.bg.settled();
     await settle();
-    const next = here.tierOf(db, "u1", bg.keep);
+    const next = lookup();
     expect(held.reads()).toBe(2);
     held.answer("premium");
     expect(await next).toBe("premium");
+    expect(bg.count()).toBe(0);
   });
 
   it("keeps the short lifetime while the store cannot subscribe, and publishes changes all the same", async () => {
-    let now = 0;
     const kv = createMemoryStore();
     const heard: string[] = [];
     await kv.subscribe(TIER_CHANGES_CHANNEL, (m) => heard.push(m));
-    const failing: KeyValueStore = { ...kv, subscribe: () => Promise.reject(new Error("connection refused")) };
-    const held = heldSource();
-    const bg = backgroundLog();
-    const tiers = cachedTierLookup(held.source, { now: () => now, random: () => 0, kv: failing, logger });
-    const first = tiers.tierOf(db, "u1", bg.keep);
+    const { clock, held, bg, tiers, lookup } = setup({ ...kv, subscribe: () => Promise.reject(new Error("connection refused")) });
+    const first = lookup();
     held.answer("standard");
     await first;
     await settle();
     expect(logLines.some((l) => l.includes("tier changes: subscribe failed"))).toBe(true);
-    now = TIER_FRESH_MS + 1;
-    expect(await tiers.tierOf(db, "u1", bg.keep)).toBe("standard");
+    clock.now = TIER_FRESH_MS + 1;
+    expect(await lookup()).toBe("standard");
     expect(held.reads()).toBe(2);
     held.answer("standard");
     tiers.changed("u2", bg.keep);

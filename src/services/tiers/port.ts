@@ -51,7 +51,8 @@ export const TIER_CHANGES_CHANNEL = "tiers:changed";
  * first lookup, so an app that serves no request opens no subscription.
  */
 export function cachedTierLookup(inner: TierLookup, options: CacheTuning & { kv: KeyValueStore; logger: Logger }): CachedTierLookup {
-  const { kv, logger, now } = options;
+  const { kv, logger, ...tuning } = options;
+  const { now } = tuning;
   let listening: "no" | "starting" | "yes" = "no";
   let retryAt = 0;
   const cache = createSwrCache<TierAnswer>({
@@ -59,7 +60,7 @@ export function cachedTierLookup(inner: TierLookup, options: CacheTuning & { kv:
     staleMs: TIER_STALE_MS,
     maxEntries: 50_000,
     expiresAt: (answer) => answer.until,
-    ...options,
+    ...tuning,
   });
   const listen = () => {
     if (listening !== "no" || !kv.subscribe || now() < retryAt) return;
