@@ -67,6 +67,12 @@ export interface FakeInferenceOptions {
   delayMs?: number;
   /** Token counts reported per reply (default prompt 11, completion 7). */
   tokens?: { prompt: number; completion: number };
+  /**
+   * How many calls `received` keeps, newest last (default: all of them). A host that serves a
+   * benchmark keeps none: a list growing by hundreds of calls a second makes its own garbage
+   * collector slower as the run goes on, and its answers late.
+   */
+  keep?: number;
 }
 
 export interface FakeInference {
@@ -175,6 +181,7 @@ function chunks(text: string, parts = 3): string[] {
 export async function startFakeInference(options: FakeInferenceOptions = {}): Promise<FakeInference> {
   const model = options.model ?? "fake-model:1b";
   const tokens = options.tokens ?? { prompt: 11, completion: 7 };
+  const keep = options.keep ?? Number.POSITIVE_INFINITY;
   let mode: FakeMode = options.mode ?? "ok";
   let delayMs = options.delayMs ?? 10_000;
   let embedMode: FakeMode = mode;
@@ -310,7 +317,8 @@ export async function startFakeInference(options: FakeInferenceOptions = {}): Pr
         messages: (body?.messages as ReceivedCall["messages"] | undefined) ?? [],
         aborted: false,
       };
-      received.push(call);
+      if (keep > 0) received.push(call);
+      if (received.length > keep) received.splice(0, received.length - keep);
       res.on("close", () => {
         if (!res.writableFinished) {
           call.aborted = true;
