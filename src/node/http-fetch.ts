@@ -2,6 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { Readable } from "node:stream";
+import { BufferedResponse } from "./buffered-response";
 
 /** Answers in these media types are handed over as they arrive; every other body is read whole first. */
 const STREAMED_TYPES = /^\s*(text\/event-stream|application\/x-ndjson)\b/i;
@@ -96,8 +97,8 @@ export function createNodeHttpFetch(
           if (settled) return;
           settled = true;
           const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-          const empty = NULL_BODY_STATUSES.has(init.status as number) || !bytes || bytes.length === 0;
-          resolve(new Response(empty ? null : (new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Uint8Array<ArrayBuffer>), init));
+          if (!bytes || bytes.length === 0) return resolve(new Response(null, init));
+          resolve(new BufferedResponse(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) as Uint8Array<ArrayBuffer>, init));
         });
       });
       req.end(body);

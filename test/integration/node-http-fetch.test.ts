@@ -59,6 +59,8 @@ describe("the Node entry's fetch for inference hosts", () => {
     expect(res.headers.get("content-type")).toBe("application/json");
     expect(res.headers.get("x-multi")).toBe("a, b");
     expect(await res.json()).toEqual({ got: { q: "hé" }, method: "POST" });
+    expect(res.bodyUsed).toBe(true);
+    await expect(res.text()).rejects.toBeInstanceOf(TypeError);
     expect(seen.at(-1)?.headers.authorization).toBe("Bearer k");
   });
 
