@@ -5,7 +5,7 @@ import { closedLoop, stats, type ClosedLoopOptions, type Stats } from "./lib/clo
 import { keepAliveClient, type HttpCall } from "./lib/http-client";
 import { holdIdleStates } from "./lib/idle-states";
 import { median } from "./lib/load";
-import { API_NODE_ARGS, benchKvPrefix, REDIS_URL, freePort, freshDatabase, startFakeInferenceHost, startProcess, type Child } from "./lib/servers";
+import { API_NODE_ARGS, benchKvPrefix, buildApi, REDIS_URL, freePort, freshDatabase, startFakeInferenceHost, startProcess, type Child } from "./lib/servers";
 
 export interface Latency {
   label: string;
@@ -65,6 +65,7 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
   const kv = benchKvPrefix("ai");
   // With a profile directory, the server writes a V8 CPU profile there when it stops.
   const profile = options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", options.profileDir] : [];
+  buildApi();
   const api = await startProcess(
     [...profile, ...API_NODE_ARGS],
     {

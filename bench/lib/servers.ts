@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
@@ -101,11 +101,21 @@ export async function startProcess(args: string[], env: Record<string, string>, 
   };
 }
 
-/** The node arguments of `npm start` (package.json), so the benches measure what production runs. */
-export const API_NODE_ARGS = ["--max-semi-space-size=64", "--no-memory-reducer", "--import", "tsx", "src/node/main.ts"];
+/** The node arguments of `npm start` after its build step (package.json), so the benches measure what production runs. */
+export const API_NODE_ARGS = ["--max-semi-space-size=64", "--no-memory-reducer", "--enable-source-maps", "dist/node/main.mjs"];
+
+let built = false;
+
+/** Builds the Node entry as `npm start` does (`npm run build`), once per process. */
+export function buildApi(): void {
+  if (built) return;
+  execFileSync("npm", ["run", "-s", "build"], { cwd: ROOT, stdio: "inherit" });
+  built = true;
+}
 
 /** BENCH_CPU_PROF_DIR=<dir> writes a V8 CPU profile of the API process there when it stops. */
 export function startApi(env: Record<string, string>, port: number, options: StartOptions = {}): Promise<Child> {
+  buildApi();
   const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
   return startProcess([...profile, ...API_NODE_ARGS], { LOG_LEVEL: "info", ...env }, port, "/health", options);
 }

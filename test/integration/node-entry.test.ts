@@ -1,17 +1,19 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../support/environment";
-import { freePort, runTs } from "../support/process";
+import { freePort, runNode } from "../support/process";
 import { TEST_REDIS_URL } from "../support/services";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { API_NODE_ARGS } from "../../bench/lib/servers";
+import { API_NODE_ARGS, buildApi } from "../../bench/lib/servers";
 import { request as httpRequest } from "node:http";
 import { startTestIssuer } from "../support/issuer";
 import { startUpstashRestServer } from "../support/upstash-rest-server";
 
-const run = (env: Record<string, string>) => runTs("src/node/main.ts", [], env);
+/** The entry as `npm start` runs it: built once, then started with the same node arguments. */
+const run = (env: Record<string, string>) => runNode(API_NODE_ARGS, env);
+beforeAll(buildApi, 60_000);
 
 async function waitForHealth(url: string, timeoutMs: number): Promise<Response> {
   const deadline = Date.now() + timeoutMs;
@@ -28,7 +30,7 @@ async function waitForHealth(url: string, timeoutMs: number): Promise<Response> 
 describe("the Node entry (npm start)", () => {
   it("is started by the benches with the same node arguments as npm start", () => {
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> };
-    expect(pkg.scripts.start).toBe(`node ${API_NODE_ARGS.join(" ")}`);
+    expect(pkg.scripts.start).toBe(`npm run -s build && node ${API_NODE_ARGS.join(" ")}`);
   });
 
   const env = useTestDatabase({ migrated: false });

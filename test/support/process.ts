@@ -23,10 +23,15 @@ export interface TsProcess {
 
 /** Runs one of the project's TypeScript scripts in a Node process of its own, with only PATH and `env` set. */
 export function runTs(script: string, args: string[], env: Record<string, string>): TsProcess {
+  return runNode(["--import", "tsx", script, ...args], env);
+}
+
+/** Runs Node with these arguments in a process of its own, with only PATH and `env` set. */
+export function runNode(nodeArgs: string[], env: Record<string, string>): TsProcess {
   let out = "";
   let err = "";
   let all = "";
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, nodeArgs, { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout?.on("data", (d: Buffer) => {
     out += d.toString();
     all += d.toString();
