@@ -9,30 +9,63 @@ const decoder = new TextDecoder();
  *
  * Behaves as a `Response` for its readers: each body reader works once (a second read rejects
  * with a TypeError, as `fetch`'s does), `bodyUsed` says so, `clone()` copies, and `body` gives
- * the bytes as a stream for a caller that wants one (taking it counts as reading the body).
+ * the bytes as a stream for a caller that wants one (reading it counts as reading the body). The
+ * status is its own and the headers are built on first use: the base `Response` is built bare,
+ * because filling its `Headers` was a third of the cost, and the inference clients read an
+ * answer's headers only when it failed.
  */
 export class BufferedResponse extends Response {
   readonly #bytes: Uint8Array<ArrayBuffer>;
+  readonly #status: number;
+  readonly #statusText: string;
+  readonly #headerPairs: [string, string][];
+  #headers: Headers | undefined;
+  #stream: ReadableStream<Uint8Array<ArrayBuffer>> | undefined;
   #used = false;
 
-  constructor(bytes: Uint8Array<ArrayBuffer>, init: ResponseInit) {
-    super(null, init);
+  constructor(bytes: Uint8Array<ArrayBuffer>, init: { status: number; statusText?: string; headers: [string, string][] }) {
+    super(null);
     this.#bytes = bytes;
+    this.#status = init.status;
+    this.#statusText = init.statusText ?? "";
+    this.#headerPairs = init.headers;
+  }
+
+  override get status(): number {
+    return this.#status;
+  }
+
+  override get statusText(): string {
+    return this.#statusText;
+  }
+
+  override get ok(): boolean {
+    return this.#status >= 200 && this.#status < 300;
+  }
+
+  override get headers(): Headers {
+    this.#headers ??= new Headers(this.#headerPairs);
+    return this.#headers;
   }
 
   override get bodyUsed(): boolean {
     return this.#used;
   }
 
+  /** The bytes as a stream, the same one on every access; reading it counts as reading the body. */
   override get body(): ReadableStream<Uint8Array<ArrayBuffer>> {
-    const bytes = this.#take();
-    return new ReadableStream({
-      type: "bytes",
-      start(controller) {
-        controller.enqueue(bytes);
-        controller.close();
+    this.#stream ??= new ReadableStream<Uint8Array<ArrayBuffer>>(
+      {
+        pull: (controller) => {
+          if (this.#used) return controller.error(new TypeError("Body is unusable: Body has already been read"));
+          this.#used = true;
+          controller.enqueue(this.#bytes);
+          controller.close();
+        },
       },
-    });
+      { highWaterMark: 0 },
+    );
+    return this.#stream;
   }
 
   override json(): Promise<any> {
@@ -56,12 +89,12 @@ export class BufferedResponse extends Response {
   }
 
   override clone(): BufferedResponse {
-    if (this.#used) throw new TypeError("Response.clone: Body has already been consumed.");
-    return new BufferedResponse(this.#bytes.slice(), { status: this.status, statusText: this.statusText, headers: new Headers(this.headers) });
+    if (this.#used || this.#stream?.locked) throw new TypeError("Response.clone: Body has already been consumed.");
+    return new BufferedResponse(this.#bytes.slice(), { status: this.#status, statusText: this.#statusText, headers: [...this.headers] });
   }
 
   #take(): Uint8Array<ArrayBuffer> {
-    if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
+    if (this.#used || this.#stream?.locked) throw new TypeError("Body is unusable: Body has already been read");
     this.#used = true;
     return this.#bytes;
   }

@@ -70,8 +70,8 @@ export function createNodeHttpFetch(
       });
       req.on("response", (res) => {
         response = res;
-        const init: ResponseInit = { status: res.statusCode ?? 502, statusText: res.statusMessage, headers: responseHeaders(res) };
-        if (NULL_BODY_STATUSES.has(init.status as number)) {
+        const init = { status: res.statusCode ?? 502, statusText: res.statusMessage, headers: responseHeaders(res) };
+        if (NULL_BODY_STATUSES.has(init.status)) {
           res.resume();
           done();
           settled = true;

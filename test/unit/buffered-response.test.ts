@@ -20,11 +20,19 @@ describe("a response whose body was read whole", () => {
     expect([blob.type, await blob.text()]).toEqual(["application/json", '{"a":"é"}']);
   });
 
-  it("gives its body as a stream once", async () => {
+  it("gives its body as one stream, read once", async () => {
     const res = answer();
-    expect(await new Response(res.body).text()).toBe('{"a":"é"}');
+    const stream = res.body;
+    expect(res.body).toBe(stream);
+    expect(res.bodyUsed).toBe(false);
+    expect(await new Response(stream).text()).toBe('{"a":"é"}');
     expect(res.bodyUsed).toBe(true);
-    expect(() => res.body).toThrow(TypeError);
+    await expect(res.json()).rejects.toBeInstanceOf(TypeError);
+
+    const taken = answer();
+    const untouched = taken.body;
+    expect(await taken.json()).toEqual({ a: "é" });
+    await expect(new Response(untouched).text()).rejects.toBeInstanceOf(TypeError);
   });
 
   it("is read once, as fetch's answers are, and rejects JSON that does not parse", async () => {
