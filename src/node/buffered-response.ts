@@ -3,7 +3,7 @@ const decoder = new TextDecoder();
 /**
  * A `Response` whose body the Node fetch has already read whole (every inference answer that is not
  * a stream). Its readers work on the bytes directly. A `Response` built over bytes wraps them in a
- * web stream and reads them back through it; under the AI bench's load that was about 6 % of the
+ * web stream and reads them back through it; under the AI bench's load that was about 7 % of the
  * API's CPU (the undici `Response` behind the adapter's lightweight one, its stream, and `json()`
  * draining it), for bodies of a few hundred bytes that are parsed once.
  *
