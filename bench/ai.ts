@@ -5,7 +5,7 @@ import { closedLoop, stats, type ClosedLoopOptions, type Stats } from "./lib/clo
 import { keepAliveClient, type HttpCall } from "./lib/http-client";
 import { holdIdleStates } from "./lib/idle-states";
 import { median } from "./lib/load";
-import { API_NODE_ARGS, benchKvPrefix, buildApi, REDIS_URL, freePort, freshDatabase, startFakeInferenceHost, startProcess, type Child } from "./lib/servers";
+import { benchKvPrefix, REDIS_URL, freePort, freshDatabase, startApi, startFakeInferenceHost, startProcess, type Child } from "./lib/servers";
 
 export interface Latency {
   label: string;
@@ -64,12 +64,8 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
   const [issuer, fake] = await Promise.all([startTestIssuer(), startFakeInferenceHost(options.delayMs)]);
   const kv = benchKvPrefix("ai");
   // With a profile directory, the server writes a V8 CPU profile there when it stops.
-  const profile = options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", options.profileDir] : [];
-  buildApi();
-  const api = await startProcess(
-    [...profile, ...API_NODE_ARGS],
+  const api = await startApi(
     {
-      LOG_LEVEL: "info",
       DATABASE_URL: await freshDatabase("api_bench_ai"),
       REDIS_URL,
       KV_PREFIX: kv.prefix,
@@ -80,6 +76,7 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
       INFERENCE_MODEL: "bench-model:7b",
     },
     await freePort(),
+    { profileDir: options.profileDir },
   );
   if (options.profileDir) console.log(`CPU profile of the API process goes to ${options.profileDir}`);
   const chatPath = options.api === "ollama" ? "/api/chat" : "/v1/chat/completions";

@@ -113,10 +113,14 @@ export function buildApi(): void {
   built = true;
 }
 
-/** BENCH_CPU_PROF_DIR=<dir> writes a V8 CPU profile of the API process there when it stops. */
-export function startApi(env: Record<string, string>, port: number, options: StartOptions = {}): Promise<Child> {
+/**
+ * The API as `npm start` runs it. With `profileDir` (or BENCH_CPU_PROF_DIR=<dir>) it writes a V8 CPU
+ * profile of the API process there when it stops.
+ */
+export function startApi(env: Record<string, string>, port: number, options: StartOptions & { profileDir?: string } = {}): Promise<Child> {
   buildApi();
-  const profile = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const profileDir = options.profileDir ?? process.env.BENCH_CPU_PROF_DIR;
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   return startProcess([...profile, ...API_NODE_ARGS], { LOG_LEVEL: "info", ...env }, port, "/health", options);
 }
 
