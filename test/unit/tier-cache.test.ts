@@ -52,6 +52,14 @@ function setup(kv: KeyValueStore = storeWithoutSubscribe()) {
   return { clock, held, bg, tiers, lookup: () => tiers.tierOf(db, "u1", bg.keep) };
 }
 
+/** The lookup waits for the source in the foreground: pending until it answers, then its answer, nothing left to the background. */
+async function expectForegroundRead(later: Promise<Tier>, { held, bg }: ReturnType<typeof setup>): Promise<void> {
+  expect(await pending(later)).toBe(true);
+  held.answer("standard");
+  expect(await later).toBe("standard");
+  expect(bg.count()).toBe(0);
+}
+
 /** Whether the promise is still pending once the microtasks queued so far have run. */
 async function pending(promise: Promise<unknown>): Promise<boolean> {
   let settled = false;
@@ -82,20 +90,18 @@ describe("the per-instance tier cache", () => {
   });
 
   it("makes the caller wait for the source past the stale window", async () => {
-    const { clock, held, bg, lookup } = setup();
+    const cache = setup();
+    const { clock, held, lookup } = cache;
     const first = lookup();
     held.answer("premium", 10 * TIER_STALE_MS);
     await first;
     clock.now = TIER_FRESH_MS + TIER_STALE_MS + 1;
-    const later = lookup();
-    expect(await pending(later)).toBe(true);
-    held.answer("standard");
-    expect(await later).toBe("standard");
-    expect(bg.count()).toBe(0);
+    await expectForegroundRead(lookup(), cache);
   });
 
   it("ends a paid tier's entry at its period end: the next caller waits for the source instead of getting the old tier", async () => {
-    const { clock, held, bg, lookup } = setup();
+    const cache = setup();
+    const { clock, held, lookup } = cache;
     const first = lookup();
     held.answer("premium", 5_000);
     expect(await first).toBe("premium");
@@ -103,11 +109,7 @@ describe("the per-instance tier cache", () => {
     expect(await lookup()).toBe("premium");
     expect(held.reads()).toBe(1);
     clock.now = 5_000;
-    const later = lookup();
-    expect(await pending(later)).toBe(true);
-    held.answer("standard");
-    expect(await later).toBe("standard");
-    expect(bg.count()).toBe(0);
+    await expectForegroundRead(lookup(), cache);
   });
 
   it("reads again after a change here, and does not cache a read that was under way when the tier changed", async () => {
