@@ -1,4 +1,5 @@
 const decoder = new TextDecoder();
+const alreadyRead = () => new TypeError("Body is unusable: Body has already been read");
 
 /**
  * A `Response` whose body the Node fetch has already read whole (every inference answer that is not
@@ -57,7 +58,7 @@ export class BufferedResponse extends Response {
     this.#stream ??= new ReadableStream<Uint8Array<ArrayBuffer>>(
       {
         pull: (controller) => {
-          if (this.#used) return controller.error(new TypeError("Body is unusable: Body has already been read"));
+          if (this.#used) return controller.error(alreadyRead());
           this.#used = true;
           controller.enqueue(this.#bytes);
           controller.close();
@@ -94,7 +95,7 @@ export class BufferedResponse extends Response {
   }
 
   #take(): Uint8Array<ArrayBuffer> {
-    if (this.#used || this.#stream?.locked) throw new TypeError("Body is unusable: Body has already been read");
+    if (this.#used || this.#stream?.locked) throw alreadyRead();
     this.#used = true;
     return this.#bytes;
   }

@@ -56,7 +56,8 @@ interface Entry<V> {
 
 export function createSwrCache<V>(options: SwrCacheOptions<V>): SwrCache<V> {
   const { staleMs, maxEntries, now, random, expiresAt } = options;
-  const freshMs = typeof options.freshMs === "number" ? () => options.freshMs as number : options.freshMs;
+  const fresh = options.freshMs;
+  const freshMs = typeof fresh === "number" ? () => fresh : fresh;
   const jitter = Math.min(1, Math.max(0, options.jitter ?? 0.2));
   const joinMs = options.joinMs ?? JOIN_MS;
   const entries = new Map<string, Entry<V>>();
