@@ -54,6 +54,8 @@ export const configSchema = z
     HOST: withDefault(z.string(), "127.0.0.1"),
     LOG_LEVEL: withDefault(z.enum(["debug", "info", "warn", "error", "silent"]), "info"),
     APP_VERSION: withDefault(z.string(), "0.1.0"),
+    /** Node only: HTTP worker processes (node:cluster); the Workers runtime scales by itself. */
+    WEB_CONCURRENCY: withDefault(z.coerce.number().int().min(1).max(64), 1),
 
     DATABASE_URL: optional(url(["postgres:", "postgresql:"], "postgres://")),
     DATABASE_POOL_MAX: withDefault(z.coerce.number().int().min(1).max(200), 10),
@@ -162,6 +164,14 @@ function crossFieldIssues(env: Record<string, unknown>): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   if (set("UPSTASH_REDIS_REST_URL") && !set("UPSTASH_REDIS_REST_TOKEN")) {
     issues.push({ variable: "UPSTASH_REDIS_REST_TOKEN", message: "is required when UPSTASH_REDIS_REST_URL is set" });
+  }
+  // Workers share nothing but the database and the store: the embedded database opens in one
+  // process only, and an in-process store would give each worker its own rate limits.
+  if (Number(blankToUndefined(env.WEB_CONCURRENCY) ?? 1) > 1) {
+    if (!set("DATABASE_URL")) issues.push({ variable: "DATABASE_URL", message: "is required when WEB_CONCURRENCY is above 1 (the embedded database serves one process)" });
+    if (!set("REDIS_URL") && !set("UPSTASH_REDIS_REST_URL")) {
+      issues.push({ variable: "REDIS_URL", message: "or UPSTASH_REDIS_REST_URL is required when WEB_CONCURRENCY is above 1 (the in-process store is one worker's own)" });
+    }
   }
   if (set("OIDC_ISSUER") && !set("OIDC_AUDIENCE")) issues.push({ variable: "OIDC_AUDIENCE", message: "is required when OIDC_ISSUER is set" });
   // card-a charges in its store's currency only, so without a rate every checkout would be refused

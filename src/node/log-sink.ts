@@ -3,6 +3,27 @@ import type { LogSink } from "../platform/logger";
 const FLUSH_AFTER_MS = 50;
 const CHUNK_BYTES = 64 * 1024;
 
+/** Writes of at most this many bytes to a pipe are never interleaved with another process's (POSIX PIPE_BUF on Linux). */
+export const PIPE_ATOMIC_BYTES = 4096;
+
+/**
+ * Wraps `write` so that each call gets whole lines of at most `maxBytes` (a longer line goes
+ * alone). Worker processes share one stdout: a batch written whole could be cut into by another
+ * worker's batch mid-line, while pieces of PIPE_ATOMIC_BYTES arrive intact.
+ */
+export function inWholeLines(write: (chunk: Uint8Array) => void, maxBytes = PIPE_ATOMIC_BYTES): (chunk: Uint8Array) => void {
+  return (chunk) => {
+    let start = 0;
+    while (chunk.length - start > maxBytes) {
+      const newline = chunk.lastIndexOf(0x0a, start + maxBytes - 1);
+      const end = newline >= start ? newline + 1 : chunk.indexOf(0x0a, start + maxBytes) + 1 || chunk.length;
+      write(chunk.subarray(start, end));
+      start = end;
+    }
+    if (start < chunk.length) write(chunk.subarray(start));
+  };
+}
+
 export interface BufferedSink extends LogSink {
   /** Writes whatever is waiting now. */
   flush(): void;

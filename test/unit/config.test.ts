@@ -94,6 +94,17 @@ describe("parseConfig", () => {
     expect(parseConfig({ ...cardB, ...crypto }).PAYMENTS_PUBLIC_URL).toBeUndefined();
   });
 
+  it("runs one process by default, and more only on a database and a store the workers share", () => {
+    expect(parseConfig({}).WEB_CONCURRENCY).toBe(1);
+    const shared = { DATABASE_URL: "postgres://db/app", REDIS_URL: "redis://cache:6379" };
+    expect(parseConfig({ ...shared, WEB_CONCURRENCY: "4" }).WEB_CONCURRENCY).toBe(4);
+    expect(parseConfig({ DATABASE_URL: shared.DATABASE_URL, UPSTASH_REDIS_REST_URL: "https://kv.example.test", UPSTASH_REDIS_REST_TOKEN: "t", WEB_CONCURRENCY: "2" }).WEB_CONCURRENCY).toBe(2);
+    // The embedded database opens in one process only; an in-process store is one worker's own.
+    expect(configError({ WEB_CONCURRENCY: "2" }).variables).toEqual(["DATABASE_URL", "REDIS_URL"]);
+    expect(configError({ WEB_CONCURRENCY: "2", DATABASE_URL: shared.DATABASE_URL }).message).toContain("REDIS_URL or UPSTASH_REDIS_REST_URL is required when WEB_CONCURRENCY is above 1");
+    for (const bad of ["0", "-1", "1.5", "65", "many"]) expect(configError({ ...shared, WEB_CONCURRENCY: bad }).variables, bad).toEqual(["WEB_CONCURRENCY"]);
+  });
+
   it("splits INFERENCE_URL into hosts without trailing slashes", () => {
     expect(parseConfig({ INFERENCE_URL: "http://gpu-1:11434/, http://gpu-2:11434" }).INFERENCE_URL).toEqual([
       "http://gpu-1:11434",

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createBufferedSink } from "../../src/node/log-sink";
+import { createBufferedSink, inWholeLines, PIPE_ATOMIC_BYTES } from "../../src/node/log-sink";
 
 describe("buffered log sink", () => {
   afterEach(() => {
@@ -53,5 +53,32 @@ describe("buffered log sink", () => {
     sink(huge);
     sink.flush();
     expect(text()).toBe(`${`${line}\n`.repeat(100)}${huge}\n`);
+  });
+});
+
+describe("writes in whole lines (workers sharing one stdout)", () => {
+  const pieces = (text: string, max: number) => {
+    const out: string[] = [];
+    inWholeLines((chunk) => out.push(Buffer.from(chunk).toString("utf8")), max)(Buffer.from(text));
+    return out;
+  };
+
+  it("cuts a batch only after a newline, each piece at most the atomic size, nothing lost or reordered", () => {
+    const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ i, msg: "request", pad: "x".repeat(i % 97) }));
+    const text = `${lines.join("\n")}\n`;
+    const out = pieces(text, PIPE_ATOMIC_BYTES);
+    expect(out.length).toBeGreaterThan(1);
+    for (const piece of out) {
+      expect(Buffer.byteLength(piece)).toBeLessThanOrEqual(PIPE_ATOMIC_BYTES);
+      expect(piece.endsWith("\n")).toBe(true);
+    }
+    expect(out.join("")).toBe(text);
+  });
+
+  it("writes a line longer than the atomic size alone, and a short batch in one piece", () => {
+    const long = "y".repeat(50);
+    expect(pieces(`a\n${long}\nb\n`, 16)).toEqual(["a\n", `${long}\n`, "b\n"]);
+    expect(pieces(`${long}`, 16)).toEqual([long]);
+    expect(pieces("a\nb\n", 16)).toEqual(["a\nb\n"]);
   });
 });
