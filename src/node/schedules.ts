@@ -1,0 +1,53 @@
+import type { Config } from "../config";
+import type { Db } from "../db/port";
+import type { Logger } from "../platform/logger";
+import { paymentDepsOf } from "../services/payments/context";
+import { reconcilePayments } from "../services/payments/reconcile";
+import { pruneEventOutbox } from "../services/matching/event-retention";
+import { pruneImpressionCounts } from "../services/discovery/impressions";
+import type { NodeDeps } from "./deps";
+
+const PRUNE_FIRST_AFTER_MS = 60_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+/**
+ * The Node twin of the Workers cron triggers: payment reconciliation and the hourly pruning. One
+ * process per deployment runs them (the single server, or the primary of a worker cluster), so a
+ * run is never doubled by the workers. Returns the stop.
+ */
+export function startSchedules(deps: NodeDeps, config: Config, logger: Logger): () => void {
+  // A run still going when the next is due is not doubled.
+  let reconciling = false;
+  const intervalSeconds = config.PAYMENT_RECONCILE_INTERVAL_SECONDS;
+  const reconcile =
+    intervalSeconds > 0
+      ? setInterval(() => {
+          if (reconciling) return;
+          reconciling = true;
+          void reconcilePayments(paymentDepsOf(deps, deps.database.session().db))
+            .catch((err: unknown) => logger.error("payment reconciliation failed", { error: err instanceof Error ? err.message : String(err) }))
+            .finally(() => {
+              reconciling = false;
+            });
+        }, intervalSeconds * 1000)
+      : undefined;
+  reconcile?.unref();
+
+  // The event outbox keeps EVENT_RETENTION_DAYS and feed impressions two days; older rows are
+  // pruned hourly, and once soon after the start so a server that restarts often still prunes.
+  const upkeep = (name: string, step: (db: Db, now: number, log: Logger) => Promise<void>) =>
+    void step(deps.database.session().db, deps.clock.now(), logger).catch((err: unknown) => logger.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }));
+  const prune = () => {
+    upkeep("event outbox pruning", pruneEventOutbox);
+    upkeep("impression pruning", pruneImpressionCounts);
+  };
+  const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
+  const pruning = setInterval(prune, PRUNE_EVERY_MS);
+  firstPrune.unref();
+  pruning.unref();
+  return () => {
+    clearInterval(reconcile);
+    clearInterval(pruning);
+    clearTimeout(firstPrune);
+  };
+}
