@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { request as httpRequest, Agent } from "node:http";
 import { createServer } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
+import { cpuMs, processTree } from "../../bench/lib/cpu";
 import { API_NODE_ARGS, buildApi } from "../../bench/lib/servers";
 import { useTestDatabase } from "../support/environment";
 import { freePort, runNode, type TsProcess } from "../support/process";
@@ -11,21 +12,8 @@ import { TEST_REDIS_URL } from "../support/services";
 const run = (env: Record<string, string>) => runNode(API_NODE_ARGS, env);
 beforeAll(buildApi, 60_000);
 
-/** The primary's worker processes, from /proc. */
-function workerPids(primary: number): number[] {
-  try {
-    return readdirSync(`/proc/${primary}/task`).flatMap((task) => readFileSync(`/proc/${primary}/task/${task}/children`, "utf8").trim().split(" ").filter(Boolean).map(Number));
-  } catch {
-    return [];
-  }
-}
-
-/** utime + stime of a process, in clock ticks. */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-}
+/** The primary's worker processes (they start none of their own). */
+const workerPids = (primary: number) => processTree(primary).slice(1);
 
 /** Processes started with PORT=<port> in their environment: the server's primary and workers. */
 function processesOnPort(port: number): number[] {
@@ -88,7 +76,7 @@ describe("the Node entry with WEB_CONCURRENCY workers", () => {
       expect(workers).toHaveLength(2);
 
       // 600 requests over 40 connections: both workers log at once into the one stdout.
-      const cpuBefore = workers.map(cpuTicks);
+      const cpuBefore = workers.map((pid) => cpuMs([pid]));
       const agent = new Agent({ keepAlive: true, maxSockets: 40 });
       const get = () =>
         new Promise<number>((resolve, reject) => {
@@ -103,7 +91,7 @@ describe("the Node entry with WEB_CONCURRENCY workers", () => {
       agent.destroy();
       expect(statuses.every((s) => s === 200)).toBe(true);
       // Both workers served (node:cluster hands the connections out in turn).
-      workers.forEach((pid, i) => expect(cpuTicks(pid), `worker ${pid}`).toBeGreaterThan(cpuBefore[i]!));
+      workers.forEach((pid, i) => expect(cpuMs([pid]), `worker ${pid}`).toBeGreaterThan(cpuBefore[i]!));
 
       proc.child.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
