@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { startTestIssuer } from "../test/support/issuer";
+import { cpuMs, processTree } from "./lib/cpu";
 import { closedLoop, stats, type ClosedLoopOptions, type Stats } from "./lib/closed-loop";
 import { keepAliveClient, type HttpCall } from "./lib/http-client";
 import { holdIdleStates } from "./lib/idle-states";
@@ -21,12 +21,8 @@ export interface Latency {
   first: Stats;
 }
 
-/** CPU time (user + system) a process has used, in ms; Linux only. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
+/** CPU time (user + system) a server has used, in ms, its worker processes included; Linux only. */
+const serverCpuMs = (pid: number) => cpuMs(processTree(pid));
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10;
 
@@ -37,7 +33,7 @@ const round1 = (ms: number) => Math.round(ms * 10) / 10;
  */
 export async function measure(label: string, pid: number, url: string, connections: number, seconds: number, call: (n: number) => HttpCall, options: ClosedLoopOptions): Promise<Latency> {
   const send = keepAliveClient(connections);
-  const before = cpuMs(pid);
+  const before = serverCpuMs(pid);
   const { all, first, sent } = await closedLoop(
     seconds,
     connections,
@@ -47,7 +43,7 @@ export async function measure(label: string, pid: number, url: string, connectio
     },
     options,
   ).finally(() => send.close());
-  const cpu = cpuMs(pid) - before;
+  const cpu = serverCpuMs(pid) - before;
   const s = stats(all);
   return { label, rps: Math.round(all.length / seconds), p50: round1(s.p50), p90: round1(s.p90), p99: round1(s.p99), p999: round1(s.p999), failed: s.failed, cpuMsPerRequest: cpu / Math.max(1, sent), first: stats(first) };
 }
@@ -60,7 +56,7 @@ export async function measure(label: string, pid: number, url: string, connectio
  * host, in the same run, gives its own latency; the difference is what our layer adds. The same load
  * through a bare node:http relay gives the floor: what one more process on the path costs here.
  */
-export async function benchAi(options: { seconds: number; warmupMs: number; rounds: number; connections: number; users: number; delayMs: number; api: "ollama" | "openai"; idleStates: "hold" | "allow"; profileDir?: string }): Promise<void> {
+export async function benchAi(options: { seconds: number; warmupMs: number; rounds: number; connections: number; users: number; delayMs: number; api: "ollama" | "openai"; idleStates: "hold" | "allow"; profileDir?: string; workers: number }): Promise<void> {
   const [issuer, fake] = await Promise.all([startTestIssuer(), startFakeInferenceHost(options.delayMs)]);
   const kv = benchKvPrefix("ai");
   // With a profile directory, the server writes a V8 CPU profile there when it stops.
@@ -74,6 +70,7 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
       INFERENCE_URL: fake.url,
       INFERENCE_API: options.api,
       INFERENCE_MODEL: "bench-model:7b",
+      WEB_CONCURRENCY: String(options.workers),
     },
     await freePort(),
     { profileDir: options.profileDir },
@@ -158,7 +155,7 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
 
     idle.release();
     const w = options.warmupMs / 1000;
-    console.log(`${options.api} API; fake inference host answers after ${options.delayMs} ms; ${options.seconds} s counted per run after ${w} s of warm-up; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${cpus().length} cores; ${idle.describe}\n`);
+    console.log(`${options.api} API; fake inference host answers after ${options.delayMs} ms; ${options.seconds} s counted per run after ${w} s of warm-up; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${cpus().length} cores; ${idle.describe}; the API as ${options.workers === 1 ? "one process" : `${options.workers} worker processes (WEB_CONCURRENCY=${options.workers})`}\n`);
     console.log("label".padEnd(36), "req/s".padStart(7), "p50 ms".padStart(7), "p90 ms".padStart(7), "p99 ms".padStart(7), "p99.9 ms".padStart(9), "non-2xx".padStart(8), "CPU ms/req".padStart(11));
     for (const r of rows) {
       console.log(r.label.padEnd(36), String(r.rps).padStart(7), String(r.p50).padStart(7), String(r.p90).padStart(7), String(r.p99).padStart(7), String(r.p999).padStart(9), String(r.failed).padStart(8), r.cpuMsPerRequest.toFixed(2).padStart(11));
@@ -179,7 +176,7 @@ export async function benchAi(options: { seconds: number; warmupMs: number; roun
     console.log(`added by our layer at ${LIGHT} concurrent (same, unsaturated): p50 ${median(light.p50).toFixed(1)} ms, p99 ${median(light.p99).toFixed(1)} ms; by the bare relay: p50 ${median(lightFloor.p50).toFixed(1)} ms, p99 ${median(lightFloor.p99).toFixed(1)} ms`);
     console.log(`cold: the first request of each of the ${C} connections opened at once (not counted above), ${of}: fake host alone ${firstWave(cold.host)}; ours ${firstWave(cold.ours)}; bare relay ${firstWave(cold.bare)}`);
     console.log(`throughput at ${C} concurrent: ${rps} req/s of ${Math.round(ideal)} possible (1 request per ${options.delayMs} ms per connection), ${((rps / ideal) * 100).toFixed(0)}%`);
-    console.log(`API process CPU per chat request: ${cpu.toFixed(2)} ms, so one core serves at most ~${Math.round(1000 / cpu)} req/s (fake host: ${median(rows.filter((r) => r.label.startsWith(`fake host alone, ${C} conc.`)).map((r) => r.cpuMsPerRequest)).toFixed(2)} ms; an authenticated, rate-limited route without AI: ${base.cpuMsPerRequest.toFixed(2)} ms)`);
+    console.log(`API CPU per chat request${options.workers === 1 ? "" : " (all its processes)"}: ${cpu.toFixed(2)} ms, so one core serves at most ~${Math.round(1000 / cpu)} req/s (fake host: ${median(rows.filter((r) => r.label.startsWith(`fake host alone, ${C} conc.`)).map((r) => r.cpuMsPerRequest)).toFixed(2)} ms; an authenticated, rate-limited route without AI: ${base.cpuMsPerRequest.toFixed(2)} ms)`);
   } finally {
     releaseIdle();
     await api.stop();

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { benchAi } from "./ai";
 import { benchAiBudget } from "./ai-budget";
 import { benchAuth } from "./auth";
@@ -23,7 +24,7 @@ const text = (key: string) => {
 };
 
 const benches: Record<string, () => Promise<void>> = {
-  ai: () => benchAi({ seconds: flag("seconds", 10), warmupMs: flag("warmup", 1, { zero: true }) * 1000, rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", idleStates: text("idle-states") === "allow" ? "allow" : "hold", profileDir: text("profile") }),
+  ai: () => benchAi({ seconds: flag("seconds", 10), warmupMs: flag("warmup", 1, { zero: true }) * 1000, rounds: flag("rounds", 2), connections: flag("connections", 100), users: flag("users", 2000), delayMs: flag("delay", 200), api: text("api") === "openai" ? "openai" : "ollama", idleStates: text("idle-states") === "allow" ? "allow" : "hold", profileDir: text("profile"), workers: flag("workers", availableParallelism()) }),
   "ai-budget": () =>
     benchAiBudget({
       seconds: flag("seconds", 10),

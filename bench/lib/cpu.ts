@@ -22,6 +22,22 @@ export function cpuMs(pids: number[]): number {
   return (ticks * 1000) / ticksPerSecond;
 }
 
+/** A process and all its descendants (a cluster primary and its workers), from /proc (Linux). */
+export function processTree(pid: number): number[] {
+  const pids = [pid];
+  for (let i = 0; i < pids.length; i++) {
+    try {
+      for (const task of readdirSync(`/proc/${pids[i]}/task`)) {
+        const children = readFileSync(`/proc/${pids[i]}/task/${task}/children`, "utf8").trim();
+        if (children) pids.push(...children.split(" ").map(Number));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
 /** Backend pids of the Postgres connections open to one database (the API's pool). */
 export async function postgresBackends(adminUrl: string, database: string): Promise<number[]> {
   const client = new pg.Client({ connectionString: adminUrl });
