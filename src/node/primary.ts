@@ -5,7 +5,7 @@ import { buildNodeDeps } from "./deps";
 import { createBufferedSink, inWholeLines } from "./log-sink";
 import { migrateDatabase } from "./migrate";
 import { startSchedules } from "./schedules";
-import { STOP_FALLBACK_MS } from "./server";
+import { listeningUrl, STOP_FALLBACK_MS } from "./server";
 
 /** More unexpected worker exits than this in a minute: something is wrong with every worker, not one. */
 const RESTARTS_PER_MINUTE = 5;
@@ -35,13 +35,17 @@ export async function runPrimary(config: Config): Promise<void> {
     stopping = true;
     stopSchedules();
     if (signal) logger.info("shutting down", { signal });
-    const finish = () =>
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
       void deps.close().then(() => {
         logger.info("stopped");
         sink.flush();
         process.exit(code);
       });
-    const running = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    };
+    const running = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
     if (running.length === 0) return finish();
     let left = running.length;
     for (const worker of running) {
@@ -53,6 +57,7 @@ export async function runPrimary(config: Config): Promise<void> {
     // Each worker cuts its own requests after STOP_FALLBACK_MS; one that hangs past that is killed.
     setTimeout(() => {
       for (const worker of running) if (!worker.isDead()) worker.process.kill("SIGKILL");
+      finish();
     }, STOP_FALLBACK_MS + 2_000).unref();
   };
 
@@ -63,8 +68,7 @@ export async function runPrimary(config: Config): Promise<void> {
       serving++;
       if (announced || serving < config.WEB_CONCURRENCY) return;
       announced = true;
-      const host = address.address ?? config.HOST;
-      logger.info("listening", { url: `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`, workers: config.WEB_CONCURRENCY, database: deps.database.driver, store: deps.kv.kind });
+      logger.info("listening", { url: listeningUrl(address.address ?? config.HOST, address.port), workers: config.WEB_CONCURRENCY, database: deps.database.driver, store: deps.kv.kind });
     });
     worker.once("exit", (code, signal) => {
       if (listened.has(worker)) serving--;

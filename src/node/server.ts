@@ -33,7 +33,7 @@ export async function runServer(config: Config, role: { worker: boolean }): Prom
     // A cluster's primary reports the address once all its workers listen.
     if (role.worker) return;
     const info = server.address() as AddressInfo;
-    logger.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, database: deps.database.driver, store: deps.kv.kind });
+    logger.info("listening", { url: listeningUrl(info.address, info.port), database: deps.database.driver, store: deps.kv.kind });
   });
   const stopSchedules = role.worker ? () => {} : startSchedules(deps, config, logger);
 
@@ -71,6 +71,11 @@ export async function runServer(config: Config, role: { worker: boolean }): Prom
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+/** The URL a server listening on this address and port answers at (an IPv6 address in brackets). */
+export function listeningUrl(address: string, port: number): string {
+  return `http://${address.includes(":") ? `[${address}]` : address}:${port}`;
 }
 
 /** How long a stopping server waits for its requests before it exits anyway. */
