@@ -24,6 +24,13 @@ export function inWholeLines(write: (chunk: Uint8Array) => void, maxBytes = PIPE
   };
 }
 
+const toStdout = (chunk: Uint8Array) => void process.stdout.write(chunk);
+
+/** The sink of a process that shares its stdout with others (a cluster's primary and workers). */
+export function createSharedStdoutSink(): BufferedSink {
+  return createBufferedSink(inWholeLines(toStdout));
+}
+
 export interface BufferedSink extends LogSink {
   /** Writes whatever is waiting now. */
   flush(): void;
@@ -38,7 +45,7 @@ export interface BufferedSink extends LogSink {
  * collections and make every later collection dearer). Lines still waiting are written on exit;
  * a process killed with SIGKILL loses at most the last 50 ms of lines.
  */
-export function createBufferedSink(write: (chunk: Uint8Array) => void = (chunk) => process.stdout.write(chunk)): BufferedSink {
+export function createBufferedSink(write: (chunk: Uint8Array) => void = toStdout): BufferedSink {
   let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   let used = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;

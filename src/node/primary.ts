@@ -2,7 +2,7 @@ import cluster, { type Worker } from "node:cluster";
 import type { Config } from "../config";
 import { createJsonLogger } from "../platform/logger";
 import { buildNodeDeps } from "./deps";
-import { createBufferedSink, inWholeLines } from "./log-sink";
+import { createSharedStdoutSink } from "./log-sink";
 import { migrateDatabase } from "./migrate";
 import { startSchedules } from "./schedules";
 import { listeningUrl, STOP_FALLBACK_MS } from "./server";
@@ -18,15 +18,14 @@ const RESTARTS_PER_MINUTE = 5;
  * exit code 1, as a single process would. SIGTERM or SIGINT stops the workers gracefully first.
  */
 export async function runPrimary(config: Config): Promise<void> {
-  const sink = createBufferedSink(inWholeLines((chunk) => process.stdout.write(chunk)));
+  const sink = createSharedStdoutSink();
   const logger = createJsonLogger({ level: config.LOG_LEVEL, sink });
   const deps = await buildNodeDeps(config, logger);
   await migrateDatabase(deps.database, logger);
   const stopSchedules = startSchedules(deps, config, logger);
 
-  const listened = new WeakSet<Worker>();
+  const listening = new Set<Worker>();
   const exits: number[] = [];
-  let serving = 0;
   let announced = false;
   let stopping = false;
 
@@ -64,14 +63,13 @@ export async function runPrimary(config: Config): Promise<void> {
   const fork = () => {
     const worker = cluster.fork();
     worker.once("listening", (address) => {
-      listened.add(worker);
-      serving++;
-      if (announced || serving < config.WEB_CONCURRENCY) return;
+      listening.add(worker);
+      if (announced || listening.size < config.WEB_CONCURRENCY) return;
       announced = true;
       logger.info("listening", { url: listeningUrl(address.address ?? config.HOST, address.port), workers: config.WEB_CONCURRENCY, database: deps.database.driver, store: deps.kv.kind });
     });
     worker.once("exit", (code, signal) => {
-      if (listened.has(worker)) serving--;
+      listening.delete(worker);
       if (stopping) return;
       const how = signal ?? `code ${code}`;
       // The worker has said why in its own log line (a port in use, say).

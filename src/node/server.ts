@@ -4,7 +4,7 @@ import { getRequestListener } from "@hono/node-server";
 import { createApp } from "../app";
 import type { Config } from "../config";
 import { createJsonLogger } from "../platform/logger";
-import { createBufferedSink, inWholeLines } from "./log-sink";
+import { createBufferedSink, createSharedStdoutSink } from "./log-sink";
 import { buildNodeDeps } from "./deps";
 import { migrateDatabase } from "./migrate";
 import { withoutUnframedBody } from "./request-body";
@@ -18,7 +18,7 @@ import { startSchedules } from "./schedules";
  * because the workers share one stdout.
  */
 export async function runServer(config: Config, role: { worker: boolean }): Promise<void> {
-  const sink = createBufferedSink(role.worker ? inWholeLines((chunk) => process.stdout.write(chunk)) : undefined);
+  const sink = role.worker ? createSharedStdoutSink() : createBufferedSink();
   const logger = createJsonLogger({ level: config.LOG_LEVEL, sink });
   const deps = await buildNodeDeps(config, logger);
   if (!role.worker) await migrateDatabase(deps.database, logger);
