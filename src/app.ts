@@ -31,8 +31,11 @@ import { agentsHostOnly } from "./http/agents-host";
 import { serveOpenApiDocument } from "./http/openapi-document";
 import { answerUnmatchedFirst } from "./http/unmatched";
 import { aiAgentRoutes } from "./routes/ai-agents";
+import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
+/** Served for people and tools, not part of the API the document describes. */
+export const UNDOCUMENTED_PATHS: ReadonlySet<string> = new Set([OPENAPI_PATH, DOCS_PATH, REFERENCE_SCRIPT_PATH]);
 
 /**
  * The one factory. The Workers entry, the Node entry and the tests all build the app here from
@@ -103,6 +106,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     name: "X-Observability-Token",
   });
   serveOpenApiDocument(app, OPENAPI_PATH, { title: "Dating and Social Platform API", version: deps.config.APP_VERSION });
+  app.route("/", docsRoutes(OPENAPI_PATH, deps.apiReferenceScript));
 
   app.notFound(notFound);
   app.onError(onError);

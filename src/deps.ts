@@ -23,6 +23,11 @@ export interface AppDeps {
   fetch: typeof fetch;
   /** Verifies access tokens: the OIDC issuer, or the development issuer on a local Node server. */
   tokenVerifier: TokenVerifier;
+  /**
+   * The text of the API reference page's script (vendor/scalar-api-reference): read from disk on
+   * Node, bundled into the Worker.
+   */
+  apiReferenceScript: () => Promise<string>;
   /** Plan tier per user for rate limits; defaults to reading subscriptions. */
   tierLookup?: TierLookup;
   /** Bytes of knowledge-base assets; defaults to an in-process store (single instance only). */

@@ -1,3 +1,4 @@
+/// <reference path="./modules.d.ts" />
 import type { ExecutionContext } from "hono";
 import { createApp, type App } from "../src/app";
 import { TokenRejected, createOidcVerifier, type TokenVerifier } from "../src/auth/tokens";
@@ -16,6 +17,8 @@ import { reconcilePayments } from "../src/services/payments/reconcile";
 import { pruneEventOutbox } from "../src/services/matching/event-retention";
 import { pruneImpressionCounts } from "../src/services/discovery/impressions";
 import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-store";
+// The API reference page's script as text (wrangler.toml [[rules]]), served by the app.
+import apiReferenceScript from "../vendor/scalar-api-reference/standalone.js?raw";
 
 /** Vars and secrets from wrangler.toml / `wrangler secret put`; all plain strings on Workers. */
 export interface WorkerEnv {
@@ -124,6 +127,7 @@ function buildDeps(env: WorkerEnv): AppDeps {
     logger,
     fetch,
     tokenVerifier: createVerifier(config, kv, logger, fetch),
+    apiReferenceScript: () => Promise.resolve(apiReferenceScript),
     // Without the binding assets live in the isolate's memory: fine for `wrangler dev`, not for production.
     ...(env.KB_ASSETS ? { blobs: createR2BlobStore(env.KB_ASSETS) } : {}),
   };

@@ -15,6 +15,7 @@ import { blobDirectory, createFileBlobStore } from "./file-blob-store";
 import { systemResolver } from "./dns-resolver";
 import { createNodeHttpFetch } from "./http-fetch";
 import { publicOnlyLookup } from "./public-lookup";
+import { readApiReferenceScript } from "./api-reference-script";
 
 export interface NodeDeps extends AppDeps {
   database: NodeDatabase;
@@ -72,6 +73,7 @@ export async function buildNodeDeps(config: Config, logger = createJsonLogger({ 
     assetFetch: createNodeHttpFetch({ lookup: publicOnlyLookup(), streamAll: true }),
     blobs: createFileBlobStore(blobDirectory(config.DATA_DIR)),
     resolver: systemResolver,
+    apiReferenceScript: readApiReferenceScript,
     async close() {
       await Promise.allSettled([kv.close(), database.close()]);
     },

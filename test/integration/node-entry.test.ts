@@ -10,6 +10,7 @@ import { API_NODE_ARGS, buildApi } from "../../bench/lib/servers";
 import { request as httpRequest } from "node:http";
 import { startTestIssuer } from "../support/issuer";
 import { startUpstashRestServer } from "../support/upstash-rest-server";
+import { checkReferencePage } from "../support/reference-page";
 
 /** The entry as `npm start` runs it: built once, then started with the same node arguments. */
 const run = (env: Record<string, string>) => runNode(API_NODE_ARGS, env);
@@ -88,6 +89,8 @@ describe("the Node entry (npm start)", () => {
       const res = await waitForHealth(`http://127.0.0.1:${port}/health`, 30_000);
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ status: "ok", checks: { database: "ok", store: "ok" } });
+      // The built entry finds the reference page's script from dist/, as the source does from src/.
+      await checkReferencePage((path) => fetch(`http://127.0.0.1:${port}${path}`));
       proc.child.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
       // Log lines are written in batches; a clean stop flushes them.

@@ -8,6 +8,7 @@ import { fixedClock, systemClock, type Clock } from "../../src/platform/clock";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
 import { createJsonLogger } from "../../src/platform/logger";
 import { createOidcVerifier } from "../../src/auth/tokens";
+import { readApiReferenceScript } from "../../src/node/api-reference-script";
 import type { TierLookup } from "../../src/services/tiers/port";
 import type { TestIssuer } from "./issuer";
 import { checkResponse, responseContracts } from "./response-contract";
@@ -66,6 +67,7 @@ export function buildTestApp(options: TestAppOptions): TestApp {
       logger,
     }),
     tierLookup: options.tierLookup,
+    apiReferenceScript: readApiReferenceScript,
     ...options.deps,
   };
   const app = createApp(deps);

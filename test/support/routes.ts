@@ -1,3 +1,5 @@
+import { REFERENCE_SCRIPT_PATH } from "../../src/routes/docs";
+
 /**
  * Every route of the API, in one list. The auth-matrix test walks it, and fails when the app
  * registers a route this list does not name, so no route can ship without its security checks.
@@ -17,6 +19,9 @@ export interface RouteCase {
 
 export const ROUTES: RouteCase[] = [
   { method: "GET", template: "/health", access: "public" },
+  // The browsable API reference and its script (decisions.md: /docs is public).
+  { method: "GET", template: "/docs", access: "public" },
+  { method: "GET", template: REFERENCE_SCRIPT_PATH, access: "public" },
   { method: "GET", template: "/v1/auth/test", access: "user" },
   { method: "POST", template: "/api/v1/admin/api-keys", access: "admin", body: { name: "matrix" } },
   { method: "GET", template: "/api/v1/admin/api-keys", access: "admin" },

@@ -1,6 +1,6 @@
 /**
  * The languages the AI routes answer in: the 13 the spec shows first, then the others. One list;
- * request validation, prompts and the README all read it.
+ * request validation, prompts and docs/api/ai.md all read it.
  */
 export const LANGUAGES = {
   en: "English",
