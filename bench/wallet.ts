@@ -157,7 +157,7 @@ export async function benchWallet(options: { seconds: number; connections: numbe
   }
 }
 
-async function fundThroughLedger(url: string, userIds: string[], amount: number): Promise<void> {
+export async function fundThroughLedger(url: string, userIds: string[], amount: number): Promise<void> {
   await withPgClient(url, async (c) => {
     await c.query("begin");
     await c.query(
