@@ -1,7 +1,8 @@
--- Transfers are one statement each again, without the process-wide batcher: group commit gained
--- nothing on a production-shaped workload against one transaction per transfer (HTTP through the
--- server, keyed and unkeyed transfers, 16 and 64 clients; docs/design/performance.md, "Transfer
--- batcher"), and it was a second path for money beside keyed transfers.
+-- Transfers are one statement each again, without the process-wide batcher: against one
+-- transaction per transfer on a production-shaped workload (HTTP through the server, keyed and
+-- unkeyed transfers, 16 and 64 clients) it was slower at 16 clients and level at 64 once the
+-- connection pool fits the concurrency (docs/design/performance.md, "Transfer batcher"), and it
+-- was a second path for money beside keyed transfers.
 --
 -- ledger_transfer() (migrations 0007 and 0021), which 0030 kept for a rolling deploy and meant a
 -- later migration to drop, is the transfer function once more: the API calls it again, so it stays.
