@@ -6,7 +6,7 @@ import { startTestIssuer } from "../test/support/issuer";
 import { withPgClient } from "../test/support/pg";
 import { cpuMs, postgresBackends } from "./lib/cpu";
 import { load, median, printTable, type LoadResult } from "./lib/load";
-import { API_NODE_ARGS, PG_ADMIN_URL, REDIS_URL, ROOT, benchKvPrefix, buildApi, freePort, freshDatabase, startProcess, type Child } from "./lib/servers";
+import { API_NODE_ARGS, PG_ADMIN_URL, REDIS_URL, ROOT, benchKvPrefix, buildApi, freePort, freshDatabase, signInAll, startProcess, type Child } from "./lib/servers";
 import { fundThroughLedger } from "./wallet";
 
 const FUNDING = 1_000_000;
@@ -136,18 +136,7 @@ async function startSide(build: Build, database: string, kvPrefix: string, issue
   const args = API_NODE_ARGS.map((a) => (a.endsWith("main.mjs") ? join(build.dir, a) : a));
   const api = await startProcess(args, { LOG_LEVEL: "warn", DATABASE_URL: url, REDIS_URL, KV_PREFIX: kvPrefix, OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience, ...(pool ? { DATABASE_POOL_MAX: String(pool) } : {}) }, await freePort());
   const tokens = await Promise.all(Array.from({ length: users }, (_, i) => issuer.sign({ sub: `bench-transfers-${i}`, email: `t${i}@bench.test` }, { expiresIn: "2h" })));
-  const ids: string[] = [];
-  for (let i = 0; i < tokens.length; i += 50) {
-    ids.push(
-      ...(await Promise.all(
-        tokens.slice(i, i + 50).map(async (t) => {
-          const res = await fetch(`${api.url}/v1/auth/test`, { headers: { authorization: `Bearer ${t}` } });
-          if (res.status !== 200) throw new Error(`warm-up answered ${res.status}: ${await res.text()}`);
-          return ((await res.json()) as { user: { id: string } }).user.id;
-        }),
-      )),
-    );
-  }
+  const ids = await signInAll(api.url, tokens);
   await fundThroughLedger(url, ids, FUNDING);
   // Everyone on enterprise (paid from the wallet), so the plan's rate limits stay out of the way.
   for (let i = 0; i < tokens.length; i += 50) {
