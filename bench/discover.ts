@@ -3,7 +3,7 @@ import { startTestIssuer } from "../test/support/issuer";
 import { closedLoop, stats, type Stats } from "./lib/closed-loop";
 import { keepAliveGet } from "./lib/http-client";
 import { cpuMs, postgresBackends } from "./lib/cpu";
-import { benchKvPrefix, PG_ADMIN_URL, REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
+import { benchKvPrefix, PG_ADMIN_URL, REDIS_URL, freePort, freshDatabase, signInAll, startApi } from "./lib/servers";
 
 /**
  * GET /api/v1/profiles/discover over 100,000 seeded profiles (8 cities in 4 countries, realistic
@@ -24,18 +24,7 @@ export async function benchDiscover(options: { seconds: number; connections: num
   );
   try {
     const tokens = await Promise.all(Array.from({ length: options.users }, (_, i) => issuer.sign({ sub: `bench-discover-${i}`, email: `d${i}@bench.test` }, { expiresIn: "2h" })));
-    const ids: string[] = [];
-    for (let i = 0; i < tokens.length; i += 50) {
-      ids.push(
-        ...(await Promise.all(
-          tokens.slice(i, i + 50).map(async (t) => {
-            const res = await fetch(`${api.url}/v1/auth/test`, { headers: { authorization: `Bearer ${t}` } });
-            if (res.status !== 200) throw new Error(`warm-up answered ${res.status}: ${await res.text()}`);
-            return ((await res.json()) as { user: { id: string } }).user.id;
-          }),
-        )),
-      );
-    }
+    const ids = await signInAll(api.url, tokens);
     const seedStarted = Date.now();
     await seed(databaseUrl, options.profiles, ids);
     console.log(

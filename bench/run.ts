@@ -6,6 +6,7 @@ import { benchDiscover } from "./discover";
 import { benchHttp } from "./http";
 import { benchSse } from "./sse";
 import { benchSupport } from "./support";
+import { benchTransfers } from "./transfers";
 import { benchWallet } from "./wallet";
 import { benchWebhooks } from "./webhooks";
 
@@ -41,6 +42,17 @@ const benches: Record<string, () => Promise<void>> = {
     benchDiscover({ seconds: flag("seconds", 10), connections: flag("connections", 16), users: flag("users", 200), profiles: flag("profiles", 100_000), pages: flag("pages", 5), limit: flag("limit", 20) }),
   sse: () => benchSse({ streams: flag("streams", 10_000), batch: flag("batch", 500), timeoutSeconds: flag("timeout", 30) }),
   support: () => benchSupport({ seconds: flag("seconds", 8), connections: flag("connections", 16), users: flag("users", 2000), megabytes: flag("megabytes", 2) }),
+  transfers: () =>
+    benchTransfers({
+      baseline: text("baseline") ?? "HEAD",
+      candidate: text("candidate"),
+      seconds: flag("seconds", 8),
+      rounds: flag("rounds", 3),
+      connections: (text("connections") ?? "16,64").split(",").map(Number).filter((n) => n > 0),
+      users: flag("users", 1000),
+      keyedShare: Math.min(1, flag("keyed", 0.5, { zero: true })),
+      pool: text("pool") ? flag("pool", 10) : undefined,
+    }),
   wallet: () => benchWallet({ seconds: flag("seconds", 8), rounds: flag("rounds", 1), connections: flag("connections", 16), users: flag("users", 1000) }),
   webhooks: () => benchWebhooks({ deliveries: flag("deliveries", 2000), duplicateShare: 0.2, concurrency: flag("concurrency", 64), users: flag("users", 40) }),
 };

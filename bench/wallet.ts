@@ -6,7 +6,7 @@ import { withPgClient } from "../test/support/pg";
 import { startTestIssuer } from "../test/support/issuer";
 import { load, median, printTable, type LoadResult } from "./lib/load";
 import { cpuMs, postgresBackends } from "./lib/cpu";
-import { benchKvPrefix, PG_ADMIN_URL, REDIS_URL, ROOT, freePort, freshDatabase, startApi } from "./lib/servers";
+import { benchKvPrefix, PG_ADMIN_URL, REDIS_URL, ROOT, freePort, freshDatabase, signInAll, startApi } from "./lib/servers";
 
 const FUNDING = 1_000_000;
 const PGBENCH_SCRIPT = join(ROOT, "bench/transfer.pgbench.sql");
@@ -37,19 +37,8 @@ export async function benchWallet(options: { seconds: number; connections: numbe
   );
   const logDir = mkdtempSync(join(tmpdir(), "bench-wallet-"));
   try {
-    // People: one token each; the first request creates the user and tells us the id.
     const tokens = await Promise.all(Array.from({ length: users }, (_, i) => issuer.sign({ sub: `bench-wallet-${i}`, email: `w${i}@bench.test` }, { expiresIn: "2h" })));
-    const ids: string[] = [];
-    for (let i = 0; i < tokens.length; i += 50) {
-      const batch = await Promise.all(
-        tokens.slice(i, i + 50).map(async (t) => {
-          const res = await fetch(`${api.url}/v1/auth/test`, { headers: { authorization: `Bearer ${t}` } });
-          if (res.status !== 200) throw new Error(`warm-up answered ${res.status}: ${await res.text()}`);
-          return ((await res.json()) as { user: { id: string } }).user.id;
-        }),
-      );
-      ids.push(...batch);
-    }
+    const ids = await signInAll(api.url, tokens);
 
     // Funding straight through the ledger: one award transaction and two postings per person;
     // the database's triggers move the balances exactly as the API's awards would.
@@ -157,7 +146,7 @@ export async function benchWallet(options: { seconds: number; connections: numbe
   }
 }
 
-async function fundThroughLedger(url: string, userIds: string[], amount: number): Promise<void> {
+export async function fundThroughLedger(url: string, userIds: string[], amount: number): Promise<void> {
   await withPgClient(url, async (c) => {
     await c.query("begin");
     await c.query(

@@ -138,3 +138,22 @@ export async function startFakeInferenceHost(delayMs: number): Promise<{ url: st
   });
   return { url, pid: child.pid as number, stop: () => child.kill("SIGTERM") };
 }
+
+/**
+ * One bench person per token, signed in through the API: the first request creates the user and
+ * tells us the id. Fifty at a time, so the setup does not queue a thousand requests at once.
+ */
+export async function signInAll(apiUrl: string, tokens: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < tokens.length; i += 50) {
+    const batch = await Promise.all(
+      tokens.slice(i, i + 50).map(async (t) => {
+        const res = await fetch(`${apiUrl}/v1/auth/test`, { headers: { authorization: `Bearer ${t}` } });
+        if (res.status !== 200) throw new Error(`sign-in answered ${res.status}: ${await res.text()}`);
+        return ((await res.json()) as { user: { id: string } }).user.id;
+      }),
+    );
+    ids.push(...batch);
+  }
+  return ids;
+}

@@ -62,6 +62,8 @@ export const ledgerAccounts = pgTable(
     kind: text("kind").notNull(),
     userId: text("user_id").references(() => users.id),
     balance: bigint("balance", { mode: "number" }).notNull().default(0),
+    /** The `seq` of the account's newest posting: moved with the balance, under the same row lock. */
+    lastSeq: bigint("last_seq", { mode: "number" }).notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [
@@ -114,11 +116,17 @@ export const ledgerPostings = pgTable(
     accountId: text("account_id").notNull(),
     amount: bigint("amount", { mode: "number" }).notNull(),
     balanceAfter: bigint("balance_after", { mode: "number" }).notNull(),
+    /**
+     * The posting's place in its account: 1, 2, 3, … with no gaps, assigned by the posting trigger
+     * while it holds the account's row lock, so it is the order the balance moved in (`id` is
+     * drawn before the posting waits for that lock). History is ordered and paged by it.
+     */
+    seq: bigint("seq", { mode: "number" }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [
     // amount <> 0 is checked by ledger_apply_posting(), which runs for every posting anyway.
-    index("ledger_postings_account_idx").on(t.accountId, t.id),
+    uniqueIndex("ledger_postings_account_seq_idx").on(t.accountId, t.seq),
     index("ledger_postings_transaction_idx").on(t.transactionId),
   ],
 );

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../errors";
+import { loggedError } from "../platform/logged-error";
 import { sha256Hex } from "../platform/hash";
 import { nowAndThen } from "../platform/ids";
 import { claimKey, completeKey, purgeExpiredKeys, releaseKey, type IdempotencyHandle } from "../services/idempotency/keys";
@@ -22,7 +23,8 @@ export const IdempotencyHeader = z.object({
  * `c.var.idempotency`); any other answer is recorded here, except that a 5xx frees the key so
  * the client may retry, unless the error says the effect may exist anyway (`effectMayExist`: a
  * provider call whose outcome is unknown). Such an error is replayed like any other answer, as
- * Stripe replays its 500s: a retry must not send a second payment request to the payer.
+ * Stripe replays its 500s: a retry must not send a second payment request to the payer. These
+ * writes come after the answer is made and never change it (see `bookkeeping`).
  */
 export const idempotent: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header("idempotency-key");
@@ -46,14 +48,36 @@ export const idempotent: MiddlewareHandler<AppEnv> = async (c, next) => {
 
   c.set("idempotency", handle);
   await next();
-  if (c.res.status >= 500 && !(c.error instanceof ApiError && c.error.effectMayExist)) {
-    await releaseKey(db, handle);
+  const status = c.res.status;
+  if (status >= 500 && !(c.error instanceof ApiError && c.error.effectMayExist)) {
+    await bookkeeping(c, "idempotency key not released", status, () => releaseKey(db, handle));
     return;
   }
-  // No-op when the service already completed the key with its effect.
+  if (handle.recordedStatus === status) return;
   const body = await c.res.clone().json().catch(() => null);
-  await completeKey(db, handle, c.res.status, body, deps.clock.now());
+  await bookkeeping(c, "idempotency key not recorded", status, () => completeKey(db, handle, status, body, deps.clock.now()));
 };
+
+const BOOKKEEPING_ATTEMPTS = 2;
+
+/**
+ * A write about the key after the service has answered. It never replaces the answer: the client
+ * gets what the service computed. A terminated backend or a lost connection fails one pooled
+ * connection, so the write is tried once more (both writes are conditional on this request's own
+ * claim, so a second try after a first that did land changes nothing). Should both fail, the key
+ * stays in flight until a retry takes it over (STALE_IN_FLIGHT_MS), and the log says so.
+ */
+async function bookkeeping(c: Context<AppEnv>, failure: string, status: number, write: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (attempt < BOOKKEEPING_ATTEMPTS) continue;
+      c.var.deps.logger.warn(failure, { requestId: c.var.requestId, status, attempts: attempt, err: loggedError(err) });
+      return;
+    }
+  }
+}
 
 /**
  * The body as the request means it: JSON with its object keys sorted and no white space, so a

@@ -41,7 +41,7 @@ async function aliceAndBob(db: Db, coins: number): Promise<[alice: string, bob: 
 }
 
 const transferOn = (on: Parameters<typeof postTransfer>[0], from: string, to: string, amount: number) =>
-  postTransfer(on, { id: ids.next("txn"), fromUserId: from, toUserId: to, amount, note: null, at: new Date(), newWalletId: ids.next("wal") });
+  postTransfer(on, { id: ids.next("txn"), fromUserId: from, toUserId: to, amount, note: null, at: new Date() }, ids);
 
 async function transfersRepeatedly(db: Db): Promise<void> {
   const [alice, bob] = await aliceAndBob(db, 100);

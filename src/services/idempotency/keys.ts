@@ -22,6 +22,11 @@ export interface IdempotencyHandle {
   key: string;
   /** The stamp this request put on the key when it claimed it: whose claim it is. */
   claimedAt: Date;
+  /**
+   * The status an effect recorded with the key inside its own transaction (completeKeyWithEffect).
+   * When the request answers with it, that transaction committed and nothing is left to record.
+   */
+  recordedStatus?: number;
 }
 
 export type ClaimResult = { state: "claimed"; claimedAt: Date } | { state: "replay"; status: number; body: unknown };
@@ -97,14 +102,21 @@ export async function completeKeyWithEffect(tx: Tx, handle: IdempotencyHandle, s
   if (!(await complete(tx, handle, status, body, now))) {
     throw new ApiError("conflict", "a retry with this Idempotency-Key took over this request; its answer is the one kept");
   }
+  handle.recordedStatus = status;
 }
 
-/** Records an answer that had no effect of its own to commit with; a no-op once the key is done or taken over. */
+/**
+ * Records an answer that had no effect of its own to commit with (a refusal, a provider's answer).
+ * A no-op once the key is done or taken over, so it may be tried again after a lost connection.
+ */
 export async function completeKey(db: Db, handle: IdempotencyHandle, status: number, body: unknown, now: number): Promise<void> {
   await complete(db, handle, status, body, now);
 }
 
-/** Frees a key whose request failed on our side, so the client may retry it (not a key a retry took over). */
+/**
+ * Frees a key whose request failed on our side, so the client may retry it (not a key a retry took
+ * over, nor one whose effect committed): safe to try again after a lost connection.
+ */
 export async function releaseKey(db: Db, handle: IdempotencyHandle): Promise<void> {
   await db.delete(idempotencyKeys).where(ownClaim(handle));
 }

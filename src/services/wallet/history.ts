@@ -1,6 +1,7 @@
-import { sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { queryRows } from "../../db/rows";
+import { ledgerPostings } from "../../db/schema";
 import { ApiError } from "../../errors";
 import type { KeyValueStore } from "../../kv/port";
 import type { IdGenerator } from "../../platform/ids";
@@ -33,28 +34,59 @@ export interface HistoryEntry {
   createdAt: string;
 }
 
-/** Cursors are opaque to clients; inside they name the last posting seen. */
-export function encodeCursor(postingId: number): string {
-  return btoa(`p:${postingId}`).replace(/=+$/, "");
+/**
+ * Cursors are opaque to clients; inside they hold the place (`seq`) in the caller's wallet of the
+ * last entry seen. Cursors handed out before places existed name a posting id (`p:<id>`); they
+ * still work, resolved to that posting's place.
+ */
+type Cursor = { seq: number } | { postingId: number };
+
+export function encodeCursor(seq: number): string {
+  return btoa(`s:${seq}`).replace(/=+$/, "");
 }
 
-export function decodeCursor(cursor: string): number {
+export function decodeCursor(cursor: string): Cursor {
   let text = "";
   try {
     text = atob(cursor);
   } catch {
     // fall through to the error below
   }
-  const m = /^p:(\d{1,15})$/.exec(text);
-  if (!m) throw new ApiError("invalid_input", "malformed cursor", { details: [{ path: "cursor", message: "use the nextCursor of a previous page" }] });
-  return Number(m[1]);
+  const m = /^([sp]):(\d{1,15})$/.exec(text);
+  if (!m) throw badCursor("malformed cursor");
+  return m[1] === "s" ? { seq: Number(m[2]) } : { postingId: Number(m[2]) };
 }
 
-/** The caller's own history, newest first, keyset-paged by posting id. */
+const badCursor = (message: string) => new ApiError("invalid_input", message, { details: [{ path: "cursor", message: "use the nextCursor of a previous page" }] });
+
+/** The place to page back from: below the cursor's, or past the newest entry. */
+async function startBelow(db: Db, walletId: string, cursor: string | undefined): Promise<number> {
+  if (cursor === undefined) return Number.MAX_SAFE_INTEGER;
+  const decoded = decodeCursor(cursor);
+  if ("seq" in decoded) return decoded.seq;
+  const [posting] = await db
+    .select({ seq: ledgerPostings.seq })
+    .from(ledgerPostings)
+    .where(and(eq(ledgerPostings.id, decoded.postingId), eq(ledgerPostings.accountId, walletId)));
+  if (!posting) throw badCursor("this cursor does not belong to your history; start again without a cursor");
+  return posting.seq;
+}
+
+/**
+ * The caller's own history, newest first, keyset-paged by each posting's place in the wallet
+ * (`seq`, migration 0031): the order the balance moved in, so each entry's balanceAfter is the
+ * next older one's plus its amount, the newest one's is the balance, and a page never skips an
+ * entry that committed while the client paged (such an entry is newer than every page's).
+ */
 export async function history(db: Db, userId: string, limit: number, cursor?: string): Promise<{ transactions: HistoryEntry[]; nextCursor: string | null }> {
-  const before = cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeCursor(cursor);
+  const wallet = await walletBalance(db, userId);
+  if (!wallet) {
+    if (cursor !== undefined) decodeCursor(cursor);
+    return { transactions: [], nextCursor: null };
+  }
+  const before = await startBelow(db, wallet.accountId, cursor);
   const rows = await queryRows<{
-    posting_id: string;
+    seq: string;
     amount: string;
     balance_after: string;
     created_at: Date | string;
@@ -66,18 +98,17 @@ export async function history(db: Db, userId: string, limit: number, cursor?: st
     cp_name: string | null;
   }>(
     db,
-    sql`select p.id::text as posting_id, p.amount::text as amount, p.balance_after::text as balance_after, p.created_at,
+    sql`select p.seq::text as seq, p.amount::text as amount, p.balance_after::text as balance_after, p.created_at,
                t.id as txn_id, t.type, t.note, cp.kind as cp_kind, cp.user_id as cp_user, cu.display_name as cp_name
         from ledger_postings p
-        join ledger_accounts a on a.id = p.account_id
         join ledger_transactions t on t.id = p.transaction_id
         left join lateral (
           select case when oa.kind = 'wallet' then 'user' else oa.kind end as kind, oa.user_id from ledger_postings o join ledger_accounts oa on oa.id = o.account_id
           where o.transaction_id = p.transaction_id and o.account_id <> p.account_id limit 1
         ) cp on true
         left join users cu on cu.id = cp.user_id
-        where a.user_id = ${userId} and p.id < ${before}
-        order by p.id desc
+        where p.account_id = ${wallet.accountId} and p.seq < ${before}
+        order by p.seq desc
         limit ${limit + 1}`,
   );
   const page = rows.slice(0, limit);
@@ -97,7 +128,7 @@ export async function history(db: Db, userId: string, limit: number, cursor?: st
         createdAt: new Date(r.created_at).toISOString(),
       };
     }),
-    nextCursor: rows.length > limit && last ? encodeCursor(Number(last.posting_id)) : null,
+    nextCursor: rows.length > limit && last ? encodeCursor(Number(last.seq)) : null,
   };
 }
 

@@ -2,8 +2,7 @@ import { ApiError } from "../../errors";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import { completeKeyWithEffect } from "../idempotency/keys";
 import type { MoneyContext } from "./context";
-import { MINT_ACCOUNT, ensureWallet, postTransaction, postTransfer, transferAnswer } from "./ledger";
-import { transferBatcher } from "./transfer-batcher";
+import { MINT_ACCOUNT, ensureWallet, postTransaction, postTransfer } from "./ledger";
 
 export interface TransferResult {
   success: true;
@@ -16,26 +15,20 @@ function checkAmount(amount: number, max: number): void {
   if (amount > max) throw new ApiError("invalid_input", `amount exceeds the single-transfer cap of ${max} coins`, { details: [{ path: "amount", message: `at most ${max}` }] });
 }
 
-/** Moves coins between two people in one ledger transaction; the sender's wallet cannot overdraw. */
+/**
+ * Moves coins between two people in one ledger transaction; the sender's wallet cannot overdraw.
+ * Without an Idempotency-Key the transfer is one statement, its own transaction; with one, the
+ * key's answer commits in the same transaction as the transfer.
+ */
 export async function transfer(m: MoneyContext, actor: Principal, input: { toUserId: string; amount: number; note?: string }): Promise<TransferResult> {
   if (input.toUserId === actor.userId) throw new ApiError("invalid_input", "cannot transfer to yourself", { details: [{ path: "toUserId", message: "must be someone else" }] });
   checkAmount(input.amount, m.maxTransfer);
-  const posting = {
-    id: m.ids.next("txn"),
-    fromUserId: actor.userId,
-    toUserId: input.toUserId,
-    amount: input.amount,
-    note: input.note ?? null,
-    at: new Date(m.now),
-    newWalletId: m.ids.next("wal"),
-  };
+  const posting = { id: m.ids.next("txn"), fromUserId: actor.userId, toUserId: input.toUserId, amount: input.amount, note: input.note ?? null, at: new Date(m.now) };
   const answer = (balance: number): TransferResult => ({ success: true, balance, transferredAmount: input.amount });
-  // Without a key the transfer joins a batch (one statement and one commit for the transfers
-  // arriving together); with one, the key's completion must commit together with the transfer.
   const idempotency = m.idempotency;
-  if (!idempotency) return answer(transferAnswer(await transferBatcher(m.db).submit(posting)));
+  if (!idempotency) return answer(await postTransfer(m.db, posting, m.ids));
   return m.db.transaction(async (tx) => {
-    const result = answer(await postTransfer(tx, posting));
+    const result = answer(await postTransfer(tx, posting, m.ids));
     await completeKeyWithEffect(tx, idempotency, 200, result, m.now);
     return result;
   });
