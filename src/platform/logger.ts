@@ -30,39 +30,6 @@ const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 
 const SUSPECT = /Bearer|Basic|eyJ/;
 
-// Log records reuse a handful of field names: each is checked against SECRET_KEYS and encoded
-// once (null marks a name whose value must be redacted).
-const encodedKeys = new Map<string, string | null>();
-function encodedKey(key: string): string | null {
-  let encoded = encodedKeys.get(key);
-  if (encoded === undefined) {
-    encoded = SECRET_KEYS.test(key) ? null : `,${JSON.stringify(key)}:`;
-    if (encodedKeys.size < 1024) encodedKeys.set(key, encoded);
-  }
-  return encoded;
-}
-
-/**
- * The members of a flat record as JSON (",\"k\":v…"), or undefined when a value is nested or
- * anything could hold a credential; those records go through redact() instead.
- */
-function encodeFlatAndSafe(fields: LogFields): string | undefined {
-  let out = "";
-  for (const key in fields) {
-    const v = fields[key];
-    if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
-    const name = encodedKey(key);
-    if (name === null) return undefined;
-    if (typeof v === "string") {
-      if (SUSPECT.test(v)) return undefined;
-      out += name + JSON.stringify(v);
-    } else if (typeof v === "number" || typeof v === "boolean" || v === null) {
-      out += name + JSON.stringify(v);
-    } else return undefined;
-  }
-  return out;
-}
-
 export function redact(value: unknown, depth = 0): unknown {
   if (typeof value === "string") return SUSPECT.test(value) ? value.replace(BEARER, "$1 [redacted]").replace(JWT, "[redacted-jwt]") : value;
   if (depth > 6 || value === null || typeof value !== "object") return value;
@@ -79,40 +46,13 @@ export function createJsonLogger(options: { level?: LogLevel; sink?: LogSink; cl
   const min = RANK[options.level ?? "info"];
   const sink = options.sink ?? ((line) => console.log(line));
   const now = options.clock ?? Date.now;
-  // Lines in the same millisecond share one formatted timestamp.
-  let stampedAt = Number.NaN;
-  let stamp = "";
-  const timestamp = () => {
-    const at = now();
-    if (at !== stampedAt) {
-      stampedAt = at;
-      stamp = new Date(at).toISOString();
-    }
-    return stamp;
-  };
   const write = (level: Exclude<LogLevel, "silent">, msg: string, fields?: LogFields) => {
     if (RANK[level] < min) return;
-    const head = `{"time":"${timestamp()}","level":"${level}","msg":${JSON.stringify(msg)}`;
-    if (fields === undefined) return sink(`${head}}`);
-    // A flat, clean record is encoded as it is, without the redacting copy.
-    const members = encodeFlatAndSafe(fields);
-    if (members !== undefined) return sink(`${head}${members}}`);
-    const rest = JSON.stringify(redact(fields));
-    sink(rest.length > 2 ? `${head},${rest.slice(1)}` : `${head}}`);
-  };
-  // Written for every request, so its fixed fields are encoded directly instead of through the
-  // generic walk. The strings a client chooses (path, an incoming request id, the user id from a
-  // token) are checked for credentials; a line carrying one takes the redacting path.
-  const request = (r: AccessRecord) => {
-    if (RANK.info < min) return;
-    if (SUSPECT.test(r.path) || SUSPECT.test(r.requestId) || (r.userId !== undefined && SUSPECT.test(r.userId))) return write("info", "request", { ...r });
-    const user = r.userId === undefined ? "" : `,"userId":${JSON.stringify(r.userId)}`;
-    sink(
-      `{"time":"${timestamp()}","level":"info","msg":"request","requestId":${JSON.stringify(r.requestId)},"method":${JSON.stringify(r.method)},"route":${JSON.stringify(r.route)},"path":${JSON.stringify(r.path)},"status":${r.status},"durationMs":${r.durationMs}${user}}`,
-    );
+    const record = { time: new Date(now()).toISOString(), level, msg, ...(fields === undefined ? {} : (redact(fields) as LogFields)) };
+    sink(JSON.stringify(record));
   };
   return {
-    request,
+    request: (r) => write("info", "request", { ...r }),
     debug: (m, f) => write("debug", m, f),
     info: (m, f) => write("info", m, f),
     warn: (m, f) => write("warn", m, f),
