@@ -44,9 +44,6 @@ export interface AnswerMeta {
 /** An error answer in the shape its path asks for, with the request id in body and header. */
 export function errorResponse(meta: AnswerMeta, err: ErrorAnswer): Response {
   const { requestId } = meta;
-  // A plain header record, not Hono's c.json(): with more than one header Hono builds a Headers
-  // object, and the Node adapter then has to copy it back out, which costs more than the rest
-  // of a small error answer.
   const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
   // The request was counted against the caller's limits before it failed (and an old key still
   // wants rotating): its answer says so too.
@@ -58,7 +55,7 @@ export function errorResponse(meta: AnswerMeta, err: ErrorAnswer): Response {
   if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
   const body = answersInAiShape(meta.path, err.status)
     ? JSON.stringify(aiBody(err, requestId, meta.language ?? "en", new Date(meta.nowMs ?? Date.now())))
-    : standardJson(err, requestId);
+    : JSON.stringify(standardBody(err, requestId));
   return new Response(body, { status: err.status, headers });
 }
 
@@ -71,17 +68,6 @@ export function errorResponse(meta: AnswerMeta, err: ErrorAnswer): Response {
 function answersInAiShape(path: string, status: number): boolean {
   return status !== 401 && status !== 429 && isAiPath(path);
 }
-
-/**
- * Shape 1 as JSON. The common answer (no details, no retry) is written directly: request ids are
- * made of JSON-safe characters (generated, or an incoming one matching INCOMING_ID), and the code
- * is one of ours, so only the message needs escaping.
- */
-function standardJson(err: ErrorAnswer, requestId: string): string {
-  if (err.details !== undefined || err.code === "rate_limit_exceeded" || !SAFE_ID.test(requestId)) return JSON.stringify(standardBody(err, requestId));
-  return `{"error":"${err.code}","message":${JSON.stringify(err.message)},"code":${err.status},"requestId":"${requestId}"}`;
-}
-const SAFE_ID = /^[A-Za-z0-9._:-]+$/;
 
 /** The one error path: every thrown error, validation failure and library exception ends here. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
