@@ -6,6 +6,7 @@ import { benchDiscover } from "./discover";
 import { benchHttp } from "./http";
 import { benchSse } from "./sse";
 import { benchSupport } from "./support";
+import { benchVersions, type Workload } from "./versions";
 import { benchWallet } from "./wallet";
 import { benchWebhooks } from "./webhooks";
 
@@ -42,6 +43,17 @@ const benches: Record<string, () => Promise<void>> = {
   sse: () => benchSse({ streams: flag("streams", 10_000), batch: flag("batch", 500), timeoutSeconds: flag("timeout", 30) }),
   support: () => benchSupport({ seconds: flag("seconds", 8), connections: flag("connections", 16), users: flag("users", 2000), megabytes: flag("megabytes", 2) }),
   wallet: () => benchWallet({ seconds: flag("seconds", 8), rounds: flag("rounds", 1), connections: flag("connections", 16), users: flag("users", 1000) }),
+  versions: () =>
+    benchVersions({
+      base: text("base") ?? "HEAD",
+      head: text("head"),
+      workload: (["auth", "not-found", "ai"] as const).find((w) => w === text("workload")) ?? ("auth" satisfies Workload),
+      seconds: flag("seconds", 8),
+      rounds: flag("rounds", 4),
+      connections: flag("connections", 50),
+      users: flag("users", 2000),
+      delayMs: flag("delay", 500),
+    }),
   webhooks: () => benchWebhooks({ deliveries: flag("deliveries", 2000), duplicateShare: 0.2, concurrency: flag("concurrency", 64), users: flag("users", 40) }),
 };
 
