@@ -44,14 +44,23 @@ async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> 
     deps.logger.info("token rejected", { requestId: c.var.requestId, reason: err.reason });
     throw unauthorized("invalid or missing key");
   }
-  const role: Role = verified.roles.includes("admin") ? "admin" : "user";
+  const claimed: Role = verified.roles.includes("admin") ? "admin" : "user";
   const user = await runtime.users.resolve(
     verified,
-    role,
-    () => ensureUser(db, { subject: verified.subject, email: verified.email, role, newId: deps.ids.next("usr"), now: new Date(deps.clock.now()) }),
+    claimed,
+    () =>
+      ensureUser(db, {
+        subject: verified.subject,
+        email: verified.email,
+        role: claimed,
+        issuedAt: new Date(verified.issuedAt),
+        newId: deps.ids.next("usr"),
+        now: new Date(deps.clock.now()),
+      }),
     (work) => deferOnSession(c, work, "identity refresh"),
   );
-  return { userId: user.id, email: user.email, role, credential: "token", expiresAt: verified.expiresAt };
+  // The stored role, set by the newest token: an older token's claim does not count.
+  return { userId: user.id, email: user.email, role: user.role, credential: "token", expiresAt: verified.expiresAt };
 }
 
 const ROTATE_WARNING = '299 - "This API key is older than 90 days; generate a new key and delete this one"';
