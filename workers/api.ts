@@ -10,7 +10,7 @@ import type { KeyValueStore } from "../src/kv/port";
 import { createUpstashStore } from "../src/kv/upstash";
 import { systemClock } from "../src/platform/clock";
 import { createIdGenerator, webRandom } from "../src/platform/ids";
-import { createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
+import { configuredSecrets, createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
 import { paymentDepsOf } from "../src/services/payments/context";
 import { reconcilePayments } from "../src/services/payments/reconcile";
 import { pruneEventOutbox } from "../src/services/matching/event-retention";
@@ -111,7 +111,7 @@ function buildState(env: WorkerEnv): State {
 
 function buildDeps(env: WorkerEnv): AppDeps {
   const { config, databaseUrl, local } = loadConfig(env);
-  const logger = createJsonLogger({ level: config.LOG_LEVEL });
+  const logger = createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) });
   const fetch = globalThis.fetch.bind(globalThis);
   const kv = createStore(config, logger, fetch);
   const deps: AppDeps = {
@@ -225,7 +225,7 @@ const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"]
 /** Used before (or instead of) the app's logger; honours LOG_LEVEL when it is at least valid. */
 function bootLogger(env: WorkerEnv): Logger {
   const level = LEVELS.find((l) => l === env.LOG_LEVEL) ?? "info";
-  return createJsonLogger({ level });
+  return createJsonLogger({ level, secrets: configuredSecrets(env) });
 }
 
 function unavailable(message: string): Response {

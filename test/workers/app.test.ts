@@ -48,11 +48,11 @@ describe("the Worker entry in workerd", () => {
     expect(res.headers.get("x-request-id")).toBe(body.requestId);
   });
 
-  it("keeps a well-formed incoming request id", async () => {
-    const res = await worker.fetch("http://api.test/missing", { headers: { "X-Request-Id": "client-trace-0001" } });
+  it("keeps an incoming request id of our own shape", async () => {
+    const res = await worker.fetch("http://api.test/missing", { headers: { "X-Request-Id": "req_01m8f4dt4reg5k6qxcfy7hxfra" } });
     expect(res.status).toBe(404);
-    expect(((await res.json()) as StandardError).requestId).toBe("client-trace-0001");
-    expect(res.headers.get("x-request-id")).toBe("client-trace-0001");
+    expect(((await res.json()) as StandardError).requestId).toBe("req_01m8f4dt4reg5k6qxcfy7hxfra");
+    expect(res.headers.get("x-request-id")).toBe("req_01m8f4dt4reg5k6qxcfy7hxfra");
   });
 
   // A route's path: a path no route takes is 404 before any body rule.
