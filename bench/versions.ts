@@ -4,6 +4,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { startTestIssuer } from "../test/support/issuer";
 import { enterpriseUsers } from "./auth";
+import { cpuMs, processTree } from "./lib/cpu";
 import { load, median, printTable, type LoadResult } from "./lib/load";
 import { API_NODE_ARGS, ROOT, REDIS_URL, benchKvPrefix, buildApi, freePort, freshDatabase, startFakeInferenceHost, startProcess, type Child } from "./lib/servers";
 
@@ -111,9 +112,18 @@ export async function benchVersions(o: VersionsOptions): Promise<void> {
       });
     };
 
+    // CPU per request barely moves with the neighbours' load, unlike req/s and latency.
+    const cpuUs = new Map<LoadResult, number>();
+    const measured = async (label: string, server: Child): Promise<LoadResult> => {
+      const before = cpuMs(processTree(server.pid));
+      const r = await run(label, server);
+      cpuUs.set(r, ((cpuMs(processTree(server.pid)) - before) * 1000) / Math.max(1, r.total));
+      return r;
+    };
     const rows: LoadResult[] = [];
     const rps: number[] = [];
     const p99: number[] = [];
+    const cpu: number[] = [];
     const [sa, sb] = servers as [Child, Child];
     // A warm-up of each, not counted: JIT, pools and caches.
     await run("warm-up A", sa);
@@ -123,21 +133,24 @@ export async function benchVersions(o: VersionsOptions): Promise<void> {
       const order: [string, Child][] = round % 2 === 1 ? [["A", sa], ["B", sb]] : [["B", sb], ["A", sa]];
       const got: Record<string, LoadResult> = {};
       for (const [name, server] of order) {
-        const r = await run(`${name} #${round}`, server);
+        const r = await measured(`${name} #${round}`, server);
         got[name] = r;
         rows.push(r);
       }
       const [ra, rb] = [got.A as LoadResult, got.B as LoadResult];
       rps.push(rb.rps / Math.max(1, ra.rps));
       p99.push(rb.p99 / Math.max(1, ra.p99));
+      cpu.push((cpuUs.get(rb) ?? 0) / Math.max(1, cpuUs.get(ra) ?? 0));
     }
     console.log(`\nworkload ${o.workload}${o.workload === "ai" ? ` (inference answers after ${o.delayMs} ms)` : ""}; ${o.connections} connections, ${o.seconds} s per run; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
     console.log(`A = ${a.label}\nB = ${b.label}\n`);
     printTable(rows);
+    console.log(`\nAPI CPU per request (µs): ${rows.map((r) => `${r.label} ${Math.round(cpuUs.get(r) ?? 0)}`).join(", ")}`);
     const failed = rows.filter((r) => r.errors > 0 || (o.workload === "not-found" ? r.non2xx < r.total * 0.99 : r.non2xx > 0));
     if (failed.length > 0) console.log(`\nNOT VALID: unexpected answers in ${failed.map((r) => r.label).join(", ")}`);
     console.log(`\nB/A req/s (median of ${o.rounds}) = ${median(rps).toFixed(3)}   per round: ${rps.map((r) => r.toFixed(3)).join(" ")}`);
     console.log(`B/A p99   (median of ${o.rounds}) = ${median(p99).toFixed(3)}   per round: ${p99.map((r) => r.toFixed(3)).join(" ")}`);
+    console.log(`B/A CPU per request (median of ${o.rounds}) = ${median(cpu).toFixed(3)}   per round: ${cpu.map((r) => r.toFixed(3)).join(" ")}`);
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     fake?.stop();
