@@ -26,6 +26,7 @@ function respond(c: Context<AppEnv>, err: ErrorAnswer): Response {
       path: c.req.path,
       answerHeaders: c.get("answerHeaders"),
       language: c.get("language"),
+      refusedBy: c.get("refusedBy"),
       nowMs: c.get("deps")?.clock.now(),
     },
     err,
@@ -39,6 +40,8 @@ export interface AnswerMeta {
   answerHeaders?: Record<string, string>;
   language?: string;
   nowMs?: number;
+  /** Which layer refused the request, when it was the authentication and rate-limit layer. */
+  refusedBy?: "access";
 }
 
 /** An error answer in the shape its path asks for, with the request id in body and header. */
@@ -53,20 +56,21 @@ export function errorResponse(meta: AnswerMeta, err: ErrorAnswer): Response {
   if (always) for (const name in always) headers[name.toLowerCase()] = always[name] as string;
   for (const name in err.headers) headers[name.toLowerCase()] = err.headers[name] as string;
   if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
-  const body = answersInAiShape(meta.path, err.status)
+  const body = answersInAiShape(meta.path, meta.refusedBy)
     ? JSON.stringify(aiBody(err, requestId, meta.language ?? "en", new Date(meta.nowMs ?? Date.now())))
     : JSON.stringify(standardBody(err, requestId));
   return new Response(body, { status: err.status, headers });
 }
 
 /**
- * decisions.md: AI routes fail in shape 2, whichever layer refuses the request (the shared body
- * checks, the admin check, the route itself, an unknown path under the prefix). 401 and 429 keep
- * shape 1 everywhere: the spec names it the authentication and rate-limit shape. Decided by path
- * rather than by a flag the AI routes set, because the layers that run before them fail too.
+ * decisions.md: what the authentication and rate-limit layer says (401, 429, 503 when the identity
+ * provider cannot be reached) is shape 1 on every route; under the AI prefix everything else (the
+ * shared body checks, the admin check, the route itself, an unknown path) is shape 2. Decided by
+ * the layer that refused and the path, not by status: the AI routes' own 503 (no inference host)
+ * is shape 2, the identity provider's is shape 1.
  */
-function answersInAiShape(path: string, status: number): boolean {
-  return status !== 401 && status !== 429 && isAiPath(path);
+function answersInAiShape(path: string, refusedBy: "access" | undefined): boolean {
+  return refusedBy !== "access" && isAiPath(path);
 }
 
 /** The one error path: every thrown error, validation failure and library exception ends here. */
