@@ -58,7 +58,7 @@ export function requestContext(deps: AppDeps, runtime: Runtime, guard?: Middlewa
 }
 
 /** The caller's own X-Request-Id when it is one of ours (`req_` and 26 characters), else a new one. */
-export function requestIdFor(deps: AppDeps, incoming: string | null | undefined): string {
+export function requestIdFor(deps: Pick<AppDeps, "ids">, incoming: string | null | undefined): string {
   return incoming && REQUEST_ID.test(incoming) ? incoming : deps.ids.next("req");
 }
 

@@ -37,7 +37,8 @@ describe("the authentication and rate-limit layer answers shape 1 on AI routes t
 
   it("401 without a credential, with a malformed one and with an unknown API key", async () => {
     const t = buildTestApp({ database: env.db.database, issuer: env.issuer });
-    for (const headers of [{}, { authorization: "Bearer not-a-token" }, { authorization: `Bearer ${"a".repeat(64)}` }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: "Bearer not-a-token" }, { authorization: `Bearer ${"a".repeat(64)}` }];
+    for (const headers of attempts) {
       const { status, body } = await answer(t, BIO, json(bioBody, headers));
       expect(status).toBe(401);
       expect(body).toEqual(shape1("unauthorized", 401));
