@@ -100,7 +100,7 @@ export async function benchAuth(options: { seconds: number; rounds: number; conn
 }
 
 /** Users bench-user-0… with enterprise subscriptions, made before the server first sees them. */
-async function enterpriseUsers(databaseUrl: string, count: number): Promise<void> {
+export async function enterpriseUsers(databaseUrl: string, count: number): Promise<void> {
   const ids = createIdGenerator({ now: () => Date.now() }, webRandom);
   const userIds = Array.from({ length: count }, () => ids.next("usr"));
   const client = new pg.Client({ connectionString: databaseUrl });

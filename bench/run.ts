@@ -7,6 +7,7 @@ import { benchHttp } from "./http";
 import { benchSse } from "./sse";
 import { benchSupport } from "./support";
 import { benchTransfers } from "./transfers";
+import { benchVersions, type Workload } from "./versions";
 import { benchWallet } from "./wallet";
 import { benchWebhooks } from "./webhooks";
 
@@ -54,6 +55,17 @@ const benches: Record<string, () => Promise<void>> = {
       pool: text("pool") ? flag("pool", 10) : undefined,
     }),
   wallet: () => benchWallet({ seconds: flag("seconds", 8), rounds: flag("rounds", 1), connections: flag("connections", 16), users: flag("users", 1000) }),
+  versions: () =>
+    benchVersions({
+      base: text("base") ?? "HEAD",
+      head: text("head"),
+      workload: (["auth", "not-found", "ai"] as const).find((w) => w === text("workload")) ?? ("auth" satisfies Workload),
+      seconds: flag("seconds", 8),
+      rounds: flag("rounds", 4),
+      connections: flag("connections", 50),
+      users: flag("users", 2000),
+      delayMs: flag("delay", 500),
+    }),
   webhooks: () => benchWebhooks({ deliveries: flag("deliveries", 2000), duplicateShare: 0.2, concurrency: flag("concurrency", 64), users: flag("users", 40) }),
 };
 

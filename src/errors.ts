@@ -82,13 +82,7 @@ export class ApiError extends Error {
   readonly effectMayExist: boolean;
 
   constructor(code: ErrorCode, message?: string, options: ApiErrorOptions = {}) {
-    // An ApiError is an expected answer (404, 401, 429…), not a fault: capturing a stack for it
-    // costs more than the rest of a request, and nobody reads it.
-    const v8Error = Error as { stackTraceLimit?: number };
-    const limit = v8Error.stackTraceLimit;
-    v8Error.stackTraceLimit = 0;
     super(message ?? DEFAULT_MESSAGE[code], options.cause === undefined ? undefined : { cause: options.cause });
-    v8Error.stackTraceLimit = limit;
     this.name = "ApiError";
     this.code = code;
     this.status = ERROR_STATUS[code];

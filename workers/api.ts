@@ -5,13 +5,15 @@ import { TokenRejected, createOidcVerifier, type TokenVerifier } from "../src/au
 import { checkConfig, ConfigError, type Config, type ConfigIssue } from "../src/config";
 import { createNeonDatabase } from "../src/db/neon";
 import type { AppDeps } from "../src/deps";
-import { ApiError, standardBody } from "../src/errors";
+import { ApiError } from "../src/errors";
+import { errorResponse } from "../src/http/error-handler";
+import { requestIdFor } from "../src/http/middleware";
 import { createMemoryStore } from "../src/kv/memory";
 import type { KeyValueStore } from "../src/kv/port";
 import { createUpstashStore } from "../src/kv/upstash";
 import { systemClock } from "../src/platform/clock";
 import { createIdGenerator, webRandom } from "../src/platform/ids";
-import { createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
+import { configuredSecrets, createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
 import { paymentDepsOf } from "../src/services/payments/context";
 import { reconcilePayments } from "../src/services/payments/reconcile";
 import { pruneEventOutbox } from "../src/services/matching/event-retention";
@@ -38,7 +40,7 @@ export interface WorkerHandler {
   scheduled(controller: unknown, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
 }
 
-type State = { ready: true; app: App; deps: AppDeps } | { ready: false; variables: string[] };
+type State = { ready: true; app: App; deps: AppDeps } | { ready: false; variables: string[]; detail: string };
 
 const ids = createIdGenerator(systemClock, webRandom);
 
@@ -51,6 +53,8 @@ export function createWorker(): WorkerHandler {
 
   return {
     async fetch(request, env, ctx) {
+      // What goes wrong here is told to the log, with the request id; the caller, who may be
+      // anyone, learns only that the service is unavailable and the id to quote.
       if (state === undefined) {
         try {
           // Bindings do not change during an isolate's life, so neither does the outcome.
@@ -58,20 +62,25 @@ export function createWorker(): WorkerHandler {
         } catch (err) {
           if (!(err instanceof ConfigError)) {
             // Not a configuration problem (nothing is cached): the next request tries again.
-            bootLogger(env).error("worker failed to start", { error: describeError(err) });
-            return unavailable("service failed to start");
+            const requestId = requestIdFor({ ids }, request.headers.get("x-request-id"));
+            bootLogger(env).error("worker failed to start", { requestId, error: describeError(err) });
+            return answer(request, requestId, SERVICE_UNAVAILABLE);
           }
-          bootLogger(env).error("invalid configuration", { variables: err.variables, error: err.message });
-          state = { ready: false, variables: [...new Set(err.variables)] };
+          state = { ready: false, variables: [...new Set(err.variables)], detail: err.message };
         }
       }
-      if (!state.ready) return unavailable(`invalid configuration: ${state.variables.join(", ")}`);
+      if (!state.ready) {
+        const requestId = requestIdFor({ ids }, request.headers.get("x-request-id"));
+        bootLogger(env).error("invalid configuration", { requestId, variables: state.variables, error: state.detail });
+        return answer(request, requestId, SERVICE_UNAVAILABLE);
+      }
       try {
         return await state.app.fetch(request, env, ctx);
       } catch (err) {
         // The app's onError answers every error; this only guards against a failure inside it.
-        bootLogger(env).error("unhandled error", { error: describeError(err) });
-        return errorResponse(new ApiError("internal_error"));
+        const requestId = requestIdFor({ ids }, request.headers.get("x-request-id"));
+        bootLogger(env).error("unhandled error", { requestId, error: describeError(err) });
+        return answer(request, requestId, new ApiError("internal_error"));
       }
     },
     // A run that fails is logged and then thrown, so that the cron's own status shows it failed.
@@ -114,7 +123,7 @@ function buildState(env: WorkerEnv): State {
 
 function buildDeps(env: WorkerEnv): AppDeps {
   const { config, databaseUrl, local } = loadConfig(env);
-  const logger = createJsonLogger({ level: config.LOG_LEVEL });
+  const logger = createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) });
   const fetch = globalThis.fetch.bind(globalThis);
   const kv = createStore(config, logger, fetch);
   const deps: AppDeps = {
@@ -229,19 +238,14 @@ const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"]
 /** Used before (or instead of) the app's logger; honours LOG_LEVEL when it is at least valid. */
 function bootLogger(env: WorkerEnv): Logger {
   const level = LEVELS.find((l) => l === env.LOG_LEVEL) ?? "info";
-  return createJsonLogger({ level });
+  return createJsonLogger({ level, secrets: configuredSecrets(env) });
 }
 
-function unavailable(message: string): Response {
-  return errorResponse(new ApiError("service_unavailable", message));
-}
+const SERVICE_UNAVAILABLE = new ApiError("service_unavailable");
 
-function errorResponse(err: ApiError): Response {
-  const requestId = ids.next("req");
-  return Response.json(standardBody(err, requestId), {
-    status: err.status,
-    headers: { "X-Request-Id": requestId, "Cache-Control": "no-store" },
-  });
+/** An answer from outside the app, through the app's own error path (the shape its path asks for). */
+function answer(request: Request, requestId: string, err: ApiError): Response {
+  return errorResponse({ requestId, path: new URL(request.url).pathname }, err);
 }
 
 function describeError(err: unknown): unknown {

@@ -26,6 +26,11 @@ export interface VerifiedToken {
   roles: string[];
   /** The token's `exp` in milliseconds since the epoch (every accepted token has one). */
   expiresAt: number;
+  /**
+   * The token's `iat` in milliseconds since the epoch (every accepted token has one): what orders
+   * role changes, so that an older token never undoes a newer one (ensure-user.ts).
+   */
+  issuedAt: number;
 }
 
 export interface TokenVerifier {
@@ -117,7 +122,8 @@ async function verifyOnce(o: VerifierOptions, token: string): Promise<{ token: V
       algorithms: ALLOWED_ALGORITHMS,
       clockTolerance: CLOCK_TOLERANCE_S,
       currentDate: new Date(o.clock.now()),
-      requiredClaims: ["sub", "exp"],
+      // RFC 9068 requires iat in a JWT access token; without it the role could not be ordered.
+      requiredClaims: ["sub", "exp", "iat"],
     }));
   } catch (err) {
     if (err instanceof IssuerUnavailable) throw err;
@@ -126,10 +132,12 @@ async function verifyOnce(o: VerifierOptions, token: string): Promise<{ token: V
   if (typeof payload.sub !== "string" || payload.sub.length === 0 || payload.sub.length > 255 || !storable(payload.sub)) throw new TokenRejected("bad sub");
   // An address the database cannot store as it is is no address: the user is known by sub alone.
   const email = typeof payload.email === "string" && payload.email.length <= 320 && storable(payload.email) ? payload.email : null;
-  // jwtVerify required exp.
+  // jwtVerify required exp and iat, and checked that they are numbers.
   const expiresAt = (payload.exp ?? 0) * 1000;
+  // Only ever compared with other iat values of the same issuer, so the issuer's clock need not match ours.
+  const issuedAt = (payload.iat ?? 0) * 1000;
   return {
-    token: { subject: payload.sub, email, roles: readRoles(payload, o.rolesClaim), expiresAt },
+    token: { subject: payload.sub, email, roles: readRoles(payload, o.rolesClaim), expiresAt, issuedAt },
     // The cache must not outlive the token.
     expiresAt,
     kid,

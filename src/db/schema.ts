@@ -12,6 +12,11 @@ export const users = pgTable(
     subject: text("subject").notNull().unique(),
     email: text("email"),
     role: text("role").notNull().default("user"),
+    /**
+     * The `iat` of the token that last set `role`: a token issued earlier never changes it, so an
+     * admin token minted before a demotion cannot restore the role (ensure-user.ts).
+     */
+    roleTokenIssuedAt: timestamp("role_token_issued_at", { withTimezone: true, mode: "date" }),
     /** Shown on leaderboards and cards; the profile sets it. */
     displayName: text("display_name"),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),

@@ -19,11 +19,13 @@ function unauthorized(message: "missing key" | "invalid key" | "invalid or missi
  * messages allow; the precise reason goes to the log only.
  */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const header = c.req.header("authorization");
-  if (header === undefined || header.trim() === "") throw unauthorized("missing key");
-  const credential = BEARER.exec(header.trim())?.[1];
-  if (!credential) throw unauthorized("invalid or missing key");
-  const principal = KEY_PATTERN.test(credential) ? await fromApiKey(c, credential) : await fromToken(c, credential);
+  const principal = await asAccessLayer(c, () => {
+    const header = c.req.header("authorization");
+    if (header === undefined || header.trim() === "") throw unauthorized("missing key");
+    const credential = BEARER.exec(header.trim())?.[1];
+    if (!credential) throw unauthorized("invalid or missing key");
+    return KEY_PATTERN.test(credential) ? fromApiKey(c, credential) : fromToken(c, credential);
+  });
   c.set("principal", principal);
   c.set("userId", principal.userId);
   await next();
@@ -44,14 +46,23 @@ async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> 
     deps.logger.info("token rejected", { requestId: c.var.requestId, reason: err.reason });
     throw unauthorized("invalid or missing key");
   }
-  const role: Role = verified.roles.includes("admin") ? "admin" : "user";
+  const claimed: Role = verified.roles.includes("admin") ? "admin" : "user";
   const user = await runtime.users.resolve(
     verified,
-    role,
-    () => ensureUser(db, { subject: verified.subject, email: verified.email, role, newId: deps.ids.next("usr"), now: new Date(deps.clock.now()) }),
+    claimed,
+    () =>
+      ensureUser(db, {
+        subject: verified.subject,
+        email: verified.email,
+        role: claimed,
+        issuedAt: new Date(verified.issuedAt),
+        newId: deps.ids.next("usr"),
+        now: new Date(deps.clock.now()),
+      }),
     (work) => deferOnSession(c, work, "identity refresh"),
   );
-  return { userId: user.id, email: user.email, role, credential: "token", expiresAt: verified.expiresAt };
+  // The stored role, set by the newest token: an older token's claim does not count.
+  return { userId: user.id, email: user.email, role: user.role, credential: "token", expiresAt: verified.expiresAt };
 }
 
 const ROTATE_WARNING = '299 - "This API key is older than 90 days; generate a new key and delete this one"';
@@ -71,6 +82,20 @@ async function fromApiKey(c: Context<AppEnv>, key: string): Promise<Principal> {
   const principal: Principal = { userId: check.userId, email: check.email, role: "admin", credential: "api_key", keyId: check.keyId };
   if (check.expiresAt !== null) principal.expiresAt = check.expiresAt;
   return principal;
+}
+
+/**
+ * Runs a step of the authentication and rate-limit layer. Whatever it throws is that layer's
+ * answer, which is shape 1 on every route (error-handler.ts), whatever shape the route's own
+ * errors take.
+ */
+export async function asAccessLayer<T>(c: Context<AppEnv>, step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    c.set("refusedBy", "access");
+    throw err;
+  }
 }
 
 export const adminOnly: MiddlewareHandler<AppEnv> = async (c, next) => {

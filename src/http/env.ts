@@ -56,6 +56,12 @@ export interface AppVariables {
   idempotency?: IdempotencyHandle;
   /** The caller's AI context, read while the rate limiter decides (AI routes that use it). */
   contextRead?: PendingContextRead;
+  /**
+   * Set when the authentication and rate-limit layer refused the request (401, 429, 503 when the
+   * identity provider cannot be reached, or its own failure): that layer answers in shape 1 on
+   * every route, AI routes included.
+   */
+  refusedBy?: "access";
   /** The language an AI route answers in; shape 2 errors echo it. */
   language?: string;
   /**

@@ -26,6 +26,7 @@ function respond(c: Context<AppEnv>, err: ErrorAnswer): Response {
       path: c.req.path,
       answerHeaders: c.get("answerHeaders"),
       language: c.get("language"),
+      refusedBy: c.get("refusedBy"),
       nowMs: c.get("deps")?.clock.now(),
     },
     err,
@@ -39,14 +40,13 @@ export interface AnswerMeta {
   answerHeaders?: Record<string, string>;
   language?: string;
   nowMs?: number;
+  /** Which layer refused the request, when it was the authentication and rate-limit layer. */
+  refusedBy?: "access";
 }
 
 /** An error answer in the shape its path asks for, with the request id in body and header. */
 export function errorResponse(meta: AnswerMeta, err: ErrorAnswer): Response {
   const { requestId } = meta;
-  // A plain header record, not Hono's c.json(): with more than one header Hono builds a Headers
-  // object, and the Node adapter then has to copy it back out, which costs more than the rest
-  // of a small error answer.
   const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
   // The request was counted against the caller's limits before it failed (and an old key still
   // wants rotating): its answer says so too.
@@ -56,32 +56,22 @@ export function errorResponse(meta: AnswerMeta, err: ErrorAnswer): Response {
   if (always) for (const name in always) headers[name.toLowerCase()] = always[name] as string;
   for (const name in err.headers) headers[name.toLowerCase()] = err.headers[name] as string;
   if (err.code === "rate_limit_exceeded" && err.retryAfter !== undefined) headers["retry-after"] = String(err.retryAfter);
-  const body = answersInAiShape(meta.path, err.status)
+  const body = answersInAiShape(meta.path, meta.refusedBy)
     ? JSON.stringify(aiBody(err, requestId, meta.language ?? "en", new Date(meta.nowMs ?? Date.now())))
-    : standardJson(err, requestId);
+    : JSON.stringify(standardBody(err, requestId));
   return new Response(body, { status: err.status, headers });
 }
 
 /**
- * decisions.md: AI routes fail in shape 2, whichever layer refuses the request (the shared body
- * checks, the admin check, the route itself, an unknown path under the prefix). 401 and 429 keep
- * shape 1 everywhere: the spec names it the authentication and rate-limit shape. Decided by path
- * rather than by a flag the AI routes set, because the layers that run before them fail too.
+ * decisions.md: what the authentication and rate-limit layer says (401, 429, 503 when the identity
+ * provider cannot be reached) is shape 1 on every route; under the AI prefix everything else (the
+ * shared body checks, the admin check, the route itself, an unknown path) is shape 2. Decided by
+ * the layer that refused and the path, not by status: the AI routes' own 503 (no inference host)
+ * is shape 2, the identity provider's is shape 1.
  */
-function answersInAiShape(path: string, status: number): boolean {
-  return status !== 401 && status !== 429 && isAiPath(path);
+function answersInAiShape(path: string, refusedBy: "access" | undefined): boolean {
+  return refusedBy !== "access" && isAiPath(path);
 }
-
-/**
- * Shape 1 as JSON. The common answer (no details, no retry) is written directly: request ids are
- * made of JSON-safe characters (generated, or an incoming one matching INCOMING_ID), and the code
- * is one of ours, so only the message needs escaping.
- */
-function standardJson(err: ErrorAnswer, requestId: string): string {
-  if (err.details !== undefined || err.code === "rate_limit_exceeded" || !SAFE_ID.test(requestId)) return JSON.stringify(standardBody(err, requestId));
-  return `{"error":"${err.code}","message":${JSON.stringify(err.message)},"code":${err.status},"requestId":"${requestId}"}`;
-}
-const SAFE_ID = /^[A-Za-z0-9._:-]+$/;
 
 /** The one error path: every thrown error, validation failure and library exception ends here. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {

@@ -4,6 +4,7 @@ import { routePath } from "hono/route";
 import { ApiError } from "../errors";
 import type { AppDeps } from "../deps";
 import type { AppEnv, Runtime } from "./env";
+import { idPattern } from "../platform/ids";
 import { defer } from "./defer";
 import { onError } from "./error-handler";
 
@@ -11,7 +12,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** The methods whose bodies the app reads. */
 export const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+/** An incoming X-Request-Id is kept only in our own shape; anything else could carry whatever a client wants logged. */
+const REQUEST_ID = idPattern("req");
 
 /**
  * Puts deps, a request id and a database session on the context, releases the session when the
@@ -55,16 +57,10 @@ export function requestContext(deps: AppDeps, runtime: Runtime, guard?: Middlewa
   };
 }
 
-/** The caller's own X-Request-Id when it is well formed, else a new one. */
-export function requestIdFor(deps: AppDeps, incoming: string | null | undefined): string {
-  return incoming && INCOMING_ID.test(incoming) ? incoming : deps.ids.next("req");
+/** The caller's own X-Request-Id when it is one of ours (`req_` and 26 characters), else a new one. */
+export function requestIdFor(deps: Pick<AppDeps, "ids">, incoming: string | null | undefined): string {
+  return incoming && REQUEST_ID.test(incoming) ? incoming : deps.ids.next("req");
 }
-
-/**
- * Routes whose path carries a secret (a payment callback's token, which alone finds its request):
- * their access line shows the route pattern instead of the path.
- */
-const SECRET_PATH_ROUTES = new Set(["/api/v1/mobile-money/callback/:token"]);
 
 /** The one access-log line of a request. */
 export function logAccess(
@@ -75,7 +71,7 @@ export function logAccess(
     requestId: line.requestId,
     method: line.method,
     route: line.route,
-    path: SECRET_PATH_ROUTES.has(line.route) ? line.route : line.path.length > 200 ? `${line.path.slice(0, 200)}…` : line.path,
+    path: line.path,
     status: line.status,
     durationMs: deps.clock.now() - line.started,
     userId: line.userId,

@@ -10,7 +10,7 @@ type HeaderObject = { description: string; required?: boolean; schema: { type: "
 /** The response headers the middleware sets, declared once as components and referenced. */
 const HEADERS: Record<string, HeaderObject> = {
   RequestId: {
-    description: "This request's id: the caller's own `X-Request-Id` when well formed, else a new one. Quote it to support.",
+    description: "This request's id (`req_` and 26 characters): the caller's own `X-Request-Id` when it has this shape (an id an earlier answer gave), else a new one. Quote it to support.",
     required: true,
     schema: { type: "string" },
   },

@@ -29,7 +29,10 @@ export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
       const prior = c.get("answerHeaders");
       c.set("answerHeaders", prior ? { ...prior, ...outcome.headers } : outcome.headers);
     } catch (err) {
-      if (err instanceof ApiError) throw err;
+      if (err instanceof ApiError) {
+        c.set("refusedBy", "access");
+        throw err;
+      }
       runtime.metrics.rateLimitFailOpen += 1;
       deps.logger.error("rate limit check failed; serving the request", { requestId, failOpenTotal: runtime.metrics.rateLimitFailOpen, err: String(err) });
     }

@@ -5,7 +5,7 @@ import { createMemoryStore } from "../kv/memory";
 import { createUpstashStore } from "../kv/upstash";
 import { systemClock } from "../platform/clock";
 import { createIdGenerator, webRandom } from "../platform/ids";
-import { createJsonLogger, type Logger } from "../platform/logger";
+import { configuredSecrets, createJsonLogger, type Logger } from "../platform/logger";
 import { createPgDatabase, openPgliteDatabase, type NodeDatabase } from "./database";
 import { createRedisStore } from "./kv-redis";
 import { createOidcVerifier, type TokenVerifier } from "../auth/tokens";
@@ -55,7 +55,7 @@ export async function openTokenVerifier(config: Config, kv: KeyValueStore, clock
 }
 
 /** Builds the Node deps from validated config; the caller owns close(). */
-export async function buildNodeDeps(config: Config, logger = createJsonLogger({ level: config.LOG_LEVEL })): Promise<NodeDeps> {
+export async function buildNodeDeps(config: Config, logger = createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) })): Promise<NodeDeps> {
   const database = await openDatabase(config, logger);
   const kv = openStore(config, logger);
   const tokenVerifier = await openTokenVerifier(config, kv, systemClock, logger);

@@ -1,12 +1,12 @@
 import { ConfigError, parseConfig } from "../config";
-import { createJsonLogger } from "../platform/logger";
+import { configuredSecrets, createJsonLogger } from "../platform/logger";
 import { openDatabase } from "./deps";
 import { migrateDatabase } from "./migrate";
 
 /** `npm run db:migrate`: applies pending migrations to DATABASE_URL, or to the embedded database. */
 try {
   const config = parseConfig(process.env);
-  const logger = createJsonLogger({ level: config.LOG_LEVEL });
+  const logger = createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) });
   const database = await openDatabase(config, logger);
   try {
     const applied = await migrateDatabase(database, logger);

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Config } from "../config";
-import { createJsonLogger } from "../platform/logger";
+import { configuredSecrets, createJsonLogger } from "../platform/logger";
 import { buildNodeDeps } from "./deps";
 import { createSharedStdoutSink } from "./log-sink";
 import { migrateDatabase } from "./migrate";
@@ -19,7 +19,7 @@ const RESTARTS_PER_MINUTE = 5;
  */
 export async function runPrimary(config: Config): Promise<void> {
   const sink = createSharedStdoutSink();
-  const logger = createJsonLogger({ level: config.LOG_LEVEL, sink });
+  const logger = createJsonLogger({ level: config.LOG_LEVEL, sink, secrets: configuredSecrets(config) });
   const deps = await buildNodeDeps(config, logger);
   await migrateDatabase(deps.database, logger);
   const stopSchedules = startSchedules(deps, config, logger);

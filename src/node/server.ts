@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { createApp } from "../app";
 import type { Config } from "../config";
-import { createJsonLogger } from "../platform/logger";
+import { configuredSecrets, createJsonLogger } from "../platform/logger";
 import { createBufferedSink, createSharedStdoutSink } from "./log-sink";
 import { buildNodeDeps } from "./deps";
 import { migrateDatabase } from "./migrate";
@@ -19,7 +19,7 @@ import { startSchedules } from "./schedules";
  */
 export async function runServer(config: Config, role: { worker: boolean }): Promise<void> {
   const sink = role.worker ? createSharedStdoutSink() : createBufferedSink();
-  const logger = createJsonLogger({ level: config.LOG_LEVEL, sink });
+  const logger = createJsonLogger({ level: config.LOG_LEVEL, sink, secrets: configuredSecrets(config) });
   const deps = await buildNodeDeps(config, logger);
   if (!role.worker) await migrateDatabase(deps.database, logger);
 

@@ -44,7 +44,7 @@ describe("signDevToken / createDevVerifier", () => {
 
     const verifier = await createDevVerifier(config, systemClock);
     expect(verifier.issuer).toBe(DEV_ISSUER);
-    expect(await verifier.verify(token)).toEqual({ subject: userId, email: `${userId}@dev.local`, roles: [], expiresAt: decodeJwt(token).exp! * 1000 });
+    expect(await verifier.verify(token)).toEqual({ subject: userId, email: `${userId}@dev.local`, roles: [], expiresAt: decodeJwt(token).exp! * 1000, issuedAt: decodeJwt(token).iat! * 1000 });
   });
 
   it("reuse the stored key on later calls; --admin puts admin in the roles claim", async () => {
@@ -62,7 +62,7 @@ describe("signDevToken / createDevVerifier", () => {
     const verifier = await createDevVerifier(config, systemClock);
     expect(readFileSync(keyFile(dataDir), "utf8")).toBe(stored);
     await expect(verifier.verify(first)).resolves.toMatchObject({ roles: [] });
-    await expect(verifier.verify(second)).resolves.toEqual({ subject: adminId, email: `${adminId}@dev.local`, roles: ["admin"], expiresAt: decodeJwt(second).exp! * 1000 });
+    await expect(verifier.verify(second)).resolves.toEqual({ subject: adminId, email: `${adminId}@dev.local`, roles: ["admin"], expiresAt: decodeJwt(second).exp! * 1000, issuedAt: decodeJwt(second).iat! * 1000 });
   });
 
   it("honour a dotted OIDC_ROLES_CLAIM and OIDC_AUDIENCE on both sides", async () => {

@@ -91,7 +91,11 @@ describe("OpenAPI document", () => {
 
   it("gives every error answer a body schema: shape 2 on the AI routes' own errors, shape 1 elsewhere", async () => {
     const t = buildTestApp({ database: env.db.database });
-    type Response = { content?: Record<string, { schema?: { $ref?: string } }> };
+    type Schema = { $ref?: string; anyOf?: Schema[]; oneOf?: Schema[] };
+    type Response = { content?: Record<string, { schema?: Schema }> };
+    // A status two layers answer in their own shapes lists both ("AiError|Error").
+    const refOf = (schema: Schema | undefined): string | undefined =>
+      schema?.$ref ?? ((schema?.anyOf ?? schema?.oneOf)?.map((s) => s.$ref).every(Boolean) ? (schema?.anyOf ?? schema?.oneOf)?.map((s) => s.$ref).join("|") : undefined);
     const doc = (await (await t.request(OPENAPI_PATH)).json()) as { paths: Record<string, Record<string, { responses: Record<string, Response> }>> };
     const bodiless: string[] = [];
     const shapes = new Map<string, string>();
@@ -99,9 +103,9 @@ describe("OpenAPI document", () => {
       for (const [method, op] of Object.entries(ops)) {
         for (const [status, response] of Object.entries(op.responses)) {
           if (Number(status) < 400) continue;
-          const ref = response.content?.["application/json"]?.schema?.$ref;
+          const ref = refOf(response.content?.["application/json"]?.schema);
           if (!ref) bodiless.push(`${method} ${path} ${status}`);
-          else shapes.set(`${method} ${path} ${status}`, ref.replace("#/components/schemas/", ""));
+          else shapes.set(`${method} ${path} ${status}`, ref.replaceAll("#/components/schemas/", ""));
         }
       }
     }
@@ -113,6 +117,9 @@ describe("OpenAPI document", () => {
     expect(shapes.get("get /api/v1/admin/api-keys 403")).toBe("Error");
     // Authentication and rate limits answer shape 1 on every route, the AI routes included.
     expect(shapes.get("post /api/v1/ai-agents/chat/response 401")).toBe("Error");
+    expect(shapes.get("post /api/v1/ai-agents/chat/response 429")).toBe("Error");
+    // 503: the route's own (no inference host, shape 2) or the identity provider's (shape 1).
+    expect(shapes.get("post /api/v1/ai-agents/chat/response 503")).toBe("AiError|Error");
     // What the routes answer besides their own errors: oversized bodies, an identity provider
     // that cannot hand over its keys, the AI routes' refusals, webhooks' unusable bodies.
     const expected = {

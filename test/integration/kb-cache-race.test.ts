@@ -40,7 +40,7 @@ function holdingAnswers(db: Db, pass: number): { db: Db; held: Promise<void>; op
 describe("the KB cache of one instance", () => {
   it("keeps its own write when a reload that read older data finishes after it", async () => {
     const db = env.db.database.db;
-    const user = await ensureUser(db, { subject: `kb-race-${randomSuffix()}`, email: null, role: "admin", newId: `usr_kbrace${randomSuffix()}`, now: new Date() });
+    const user = await ensureUser(db, { subject: `kb-race-${randomSuffix()}`, email: null, role: "admin", issuedAt: new Date(), newId: `usr_kbrace${randomSuffix()}`, now: new Date() });
     const admin: Principal = { userId: user.id, email: null, role: "admin", credential: "token" };
     const clock = fixedClock(Date.now());
     const cache = createKbCache(clock);

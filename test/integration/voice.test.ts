@@ -234,7 +234,7 @@ describe("POST /api/v1/voice/tts", () => {
     const send = () =>
       fetch(`${base}/api/v1/voice/tts`, {
         method: "POST",
-        headers: { ...me.headers, "content-type": "application/json", "x-request-id": "client-fixed-id-123" },
+        headers: { ...me.headers, "content-type": "application/json", "x-request-id": "req_01m8f4dt4reg5k6qxcfy7hxfra" },
         body: JSON.stringify({ text: "hello", voice: "a" }),
       }).then((r) => r.arrayBuffer());
     await send();

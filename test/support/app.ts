@@ -6,7 +6,7 @@ import { createMemoryStore } from "../../src/kv/memory";
 import type { KeyValueStore } from "../../src/kv/port";
 import { fixedClock, systemClock, type Clock } from "../../src/platform/clock";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
-import { createJsonLogger } from "../../src/platform/logger";
+import { configuredSecrets, createJsonLogger } from "../../src/platform/logger";
 import { createOidcVerifier } from "../../src/auth/tokens";
 import { readApiReferenceScript } from "../../src/node/api-reference-script";
 import type { TierLookup } from "../../src/services/tiers/port";
@@ -47,7 +47,7 @@ export function buildTestApp(options: TestAppOptions): TestApp {
   const clock = options.clock ?? systemClock;
   const kv = options.kv ?? createMemoryStore({ clock });
   const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const logger = createJsonLogger({ level: "debug", sink: (line) => logs.push(JSON.parse(line) as Record<string, unknown>), clock: () => clock.now() });
+  const logger = createJsonLogger({ level: "debug", sink: (line) => logs.push(JSON.parse(line) as Record<string, unknown>), clock: () => clock.now(), secrets: configuredSecrets(config) });
   const deps: AppDeps = {
     config,
     database: options.database,

@@ -3,10 +3,12 @@ import { expect, it } from "vitest";
 import type { TestApp } from "./app";
 import type { TestIssuer } from "./issuer";
 import { concretePath, type RouteCase } from "./routes";
-import { newUser } from "./users";
+import { json, newUser } from "./users";
 
 export interface MatrixContext {
   app: () => TestApp;
+  /** Another instance of the same app, with nothing remembered (a second server, a new isolate). */
+  freshApp: () => TestApp;
   issuer: () => TestIssuer;
 }
 
@@ -21,28 +23,47 @@ function init(route: RouteCase, headers: Record<string, string>): RequestInit {
 
 async function call(ctx: MatrixContext, route: RouteCase, headers: Record<string, string>) {
   const res = await ctx.app().request(concretePath(route), init(route, headers));
-  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  return { status: res.status, body };
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // A streamed or binary answer (voice): the status is what the matrix checks.
+  }
+  return { status: res.status, body, text: text.slice(0, 300) };
+}
+
+const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
+
+/** A fresh admin and an API key they made through the API. */
+async function adminKey(ctx: MatrixContext): Promise<{ key: string; keyId: string; sub: string; email: string }> {
+  const admin = await newUser(ctx.issuer(), { admin: true });
+  const res = await ctx.app().request("/api/v1/admin/api-keys", json({ name: "matrix" }, admin.headers));
+  expect(res.status, await res.clone().text()).toBe(201);
+  const { key, keyId } = (await res.json()) as { key: string; keyId: string };
+  return { key, keyId, sub: admin.sub, email: admin.email };
 }
 
 /**
- * The shared security checks, run for one route: no token, malformed and forged tokens → 401;
- * a non-admin on an admin route → 403; the right caller → neither 401 nor 403.
+ * The shared security checks, run for one route: no credential, malformed and forged tokens, a
+ * revoked key and a demoted admin's key → 401; a non-admin on an admin route → 403; the right
+ * caller, with a token and with an admin API key → exactly the status the route's entry expects.
  */
 export function authMatrix(ctx: MatrixContext, route: RouteCase): void {
   if (route.access === "public") {
-    it("answers without credentials", async () => {
-      const { status } = await call(ctx, route, {});
-      expect([401, 403]).not.toContain(status);
+    it(`answers ${route.expect} without credentials`, async () => {
+      const { status, text } = await call(ctx, route, {});
+      expect(status, text).toBe(route.expect);
     });
     return;
   }
 
   if (route.access === "webhook") {
-    it("needs the provider's own signature, not a bearer token", async () => {
+    it("needs the provider's own signature, not a bearer token or an API key", async () => {
       expect((await call(ctx, route, {})).status).toBe(401);
       const user = await newUser(ctx.issuer(), { admin: true });
       expect((await call(ctx, route, user.headers)).status).toBe(401);
+      expect((await call(ctx, route, bearer((await adminKey(ctx)).key))).status).toBe(401);
       const forged = { "x-signature": "0".repeat(64), "verification-hash": "forged", "verif-hash": "forged", "x-nowpayments-sig": "0".repeat(128) };
       expect((await call(ctx, route, forged)).status).toBe(401);
     });
@@ -50,11 +71,12 @@ export function authMatrix(ctx: MatrixContext, route: RouteCase): void {
   }
 
   if (route.access === "observability") {
-    it("needs the observability token", async () => {
+    it("needs the observability token, not a bearer token or an API key", async () => {
       expect((await call(ctx, route, {})).status).toBe(401);
       expect((await call(ctx, route, { "x-observability-token": "wrong-token-wrong-token" })).status).toBe(401);
       const admin = await newUser(ctx.issuer(), { admin: true });
       expect((await call(ctx, route, admin.headers)).status).toBe(401);
+      expect((await call(ctx, route, bearer((await adminKey(ctx)).key))).status).toBe(401);
     });
     return;
   }
@@ -62,6 +84,7 @@ export function authMatrix(ctx: MatrixContext, route: RouteCase): void {
   it("answers 401 'missing key' without credentials", async () => {
     const { status, body } = await call(ctx, route, {});
     expect(status).toBe(401);
+    // The authentication layer answers shape 1 on every route, AI routes included.
     expect(body).toMatchObject({ error: "unauthorized", message: "missing key", code: 401 });
   });
 
@@ -76,8 +99,24 @@ export function authMatrix(ctx: MatrixContext, route: RouteCase): void {
   it("answers 401 to a forged token", async () => {
     const { privateKey } = await generateKeyPair("RS256");
     const forged = await ctx.issuer().sign({ sub: "forger", roles: ["admin"] }, { key: privateKey });
-    const { status } = await call(ctx, route, { authorization: `Bearer ${forged}` });
+    const { status } = await call(ctx, route, bearer(forged));
     expect(status).toBe(401);
+  });
+
+  it("answers 401 to a revoked API key, and to the key of a demoted admin even after their old admin token is replayed", async () => {
+    const revoked = await adminKey(ctx);
+    const admin = await ctx.issuer().sign({ sub: revoked.sub, email: revoked.email, roles: ["admin"] });
+    expect((await ctx.app().request(`/api/v1/admin/api-keys/${revoked.keyId}`, { method: "DELETE", headers: bearer(admin) })).status).toBe(200);
+    expect((await call(ctx, route, bearer(revoked.key))).status).toBe(401);
+
+    const demoted = await adminKey(ctx);
+    const now = Math.floor(Date.now() / 1000);
+    const oldAdmin = await ctx.issuer().sign({ sub: demoted.sub, email: demoted.email, roles: ["admin"] }, { issuedAt: now - 10 });
+    const member = await ctx.issuer().sign({ sub: demoted.sub, email: demoted.email, roles: [] }, { issuedAt: now });
+    expect((await ctx.app().request("/v1/auth/test", { headers: bearer(member) })).status).toBe(200);
+    // The admin token from before the demotion, still valid, on an instance that never saw it.
+    expect((await ctx.freshApp().request("/v1/auth/test", { headers: bearer(oldAdmin) })).status).toBe(200);
+    expect((await call(ctx, route, bearer(demoted.key))).status).toBe(401);
   });
 
   if (route.access === "admin") {
@@ -91,9 +130,15 @@ export function authMatrix(ctx: MatrixContext, route: RouteCase): void {
     });
   }
 
-  it("lets the right caller through", async () => {
+  it(`answers the right caller's token ${route.expect}`, async () => {
     const caller = await newUser(ctx.issuer(), { admin: route.access === "admin" });
-    const { status } = await call(ctx, route, caller.headers);
-    expect([401, 403]).not.toContain(status);
+    const { status, text } = await call(ctx, route, caller.headers);
+    expect(status, text).toBe(route.expect);
+  });
+
+  it(`answers an admin API key ${route.apiKey ?? route.expect}`, async () => {
+    const { key } = await adminKey(ctx);
+    const { status, text } = await call(ctx, route, bearer(key));
+    expect(status, text).toBe(route.apiKey ?? route.expect);
   });
 }

@@ -21,6 +21,8 @@ export interface SignOptions {
   expiresIn?: string | number;
   notBefore?: string | number;
   typ?: string;
+  /** The `iat` in seconds since the epoch (default now); null leaves the claim out. */
+  issuedAt?: number | null;
 }
 
 export interface TestIssuer {
@@ -85,8 +87,8 @@ export async function startTestIssuer(): Promise<TestIssuer> {
         .setProtectedHeader({ alg, kid: o.kid ?? key.kid, typ: o.typ ?? "at+jwt" })
         .setIssuer(o.issuer ?? base)
         .setAudience(o.audience ?? TEST_AUDIENCE)
-        .setIssuedAt()
         .setExpirationTime(o.expiresIn ?? "10m");
+      if (o.issuedAt !== null) jwt.setIssuedAt(o.issuedAt);
       if (o.notBefore !== undefined) jwt.setNotBefore(o.notBefore);
       return jwt.sign(o.key ?? key.privateKey);
     },

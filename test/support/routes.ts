@@ -1,8 +1,16 @@
 import { REFERENCE_SCRIPT_PATH } from "../../src/routes/docs";
 
 /**
- * Every route of the API, in one list. The auth-matrix test walks it, and fails when the app
- * registers a route this list does not name, so no route can ship without its security checks.
+ * Every route of the API, in one list: adding a route is one entry here, with the status its right
+ * caller gets. The auth-matrix test walks the list (test/support/auth-matrix.ts) and fails when the
+ * app registers a route the list does not name, so no route can ship without its security checks.
+ *
+ * `expect` is exact, never a range: a 2xx, or the documented 4xx that the entry's body (or its
+ * sample ids, `sample_<name>`) leads to for a fresh caller, with a comment saying why. The matrix
+ * runs each entry with a fresh member (or admin) token and with a fresh admin API key; `apiKey`
+ * is the status for the key where it differs (API keys act as the admin who made them, except
+ * where docs/api/authentication.md says a route refuses them). Outside parties are loopback fakes
+ * (test/integration/auth-matrix.test.ts), so routes that call them succeed.
  */
 export type Access = "public" | "user" | "admin" | "ai" | "observability" | "webhook";
 
@@ -11,85 +19,114 @@ export interface RouteCase {
   /** The OpenAPI path template, e.g. /api/v1/admin/api-keys/{keyId}. */
   template: string;
   access: Access;
+  /** The status the right caller gets (public routes: any caller, without credentials). */
+  expect: number;
+  /** What an admin API key gets where it differs from `expect`. */
+  apiKey?: number;
   /** A concrete path to call; defaults to the template with ids filled by `sample_…`. */
   path?: string;
   /** A valid body, so that an authorised caller gets past validation. */
   body?: unknown;
 }
 
+/** Refused to every API key: keys are managed by a signed-in admin (docs/api/authentication.md). */
+const SIGNED_IN_ONLY = 403;
+
 export const ROUTES: RouteCase[] = [
-  { method: "GET", template: "/health", access: "public" },
+  { method: "GET", template: "/health", access: "public", expect: 200 },
   // The browsable API reference and its script (decisions.md: /docs is public).
-  { method: "GET", template: "/docs", access: "public" },
-  { method: "GET", template: REFERENCE_SCRIPT_PATH, access: "public" },
-  { method: "GET", template: "/v1/auth/test", access: "user" },
-  { method: "POST", template: "/api/v1/admin/api-keys", access: "admin", body: { name: "matrix" } },
-  { method: "GET", template: "/api/v1/admin/api-keys", access: "admin" },
-  { method: "DELETE", template: "/api/v1/admin/api-keys/{keyId}", access: "admin" },
-  { method: "POST", template: "/api/v1/admin/observability/vms/{vmId}/heartbeat", access: "observability", body: { cpuPercent: 12 } },
-  { method: "GET", template: "/api/v1/admin/observability/vms", access: "admin" },
-  { method: "GET", template: "/api/v1/wallet/overview", access: "user" },
-  { method: "POST", template: "/api/v1/wallet/transfer", access: "user", body: { toUserId: "usr_nobody", amount: 1 } },
-  { method: "POST", template: "/api/v1/wallet/coins/award", access: "admin", body: { userId: "usr_nobody", amount: 1, reason: "matrix" } },
-  { method: "GET", template: "/api/v1/wallet/leaderboard", access: "user" },
-  { method: "GET", template: "/api/v1/wallet/transactions", access: "user" },
-  { method: "GET", template: "/api/v1/subscriptions/plans", access: "user" },
-  { method: "GET", template: "/api/v1/subscriptions/current", access: "user" },
-  { method: "POST", template: "/api/v1/subscriptions", access: "user", body: { planId: "premium" } },
-  { method: "GET", template: "/api/v1/admin/coins/mint/state", access: "admin" },
-  { method: "GET", template: "/api/v1/profiles/discover", access: "user" },
-  { method: "GET", template: "/api/v1/profile", access: "user" },
-  { method: "PUT", template: "/api/v1/profile", access: "user", body: { displayName: "Matrix", birthDate: "1990-01-01", gender: "other", interestedIn: ["woman"] } },
-  { method: "GET", template: "/api/v1/profile/{userId}", access: "user" },
-  { method: "POST", template: "/api/v1/blocks", access: "user", body: { userId: "usr_00000000000000000000000000" } },
-  { method: "GET", template: "/api/v1/blocks", access: "user" },
-  { method: "DELETE", template: "/api/v1/blocks/{userId}", access: "user" },
-  { method: "POST", template: "/api/v1/reports", access: "user", body: { userId: "usr_00000000000000000000000000", reason: "spam" } },
-  { method: "POST", template: "/api/matching/swipe", access: "user", body: { targetUserId: "usr_nobody", action: "like" } },
-  { method: "POST", template: "/api/v1/winks", access: "user", body: { toUserId: "usr_nobody" } },
-  { method: "GET", template: "/api/v1/winks/received", access: "user" },
-  { method: "POST", template: "/api/v1/winks/{winkId}/accept", access: "user" },
-  { method: "POST", template: "/api/v1/winks/{winkId}/decline", access: "user" },
-  { method: "GET", template: "/api/v1/matches", access: "user" },
-  // A malformed Last-Event-ID answers 400 at once; a valid call would hold the stream open.
-  { method: "GET", template: "/api/v1/matches/events", access: "user", path: "/api/v1/matches/events?lastEventId=not-an-id" },
-  { method: "DELETE", template: "/api/v1/matches/{matchId}", access: "user" },
-  { method: "POST", template: "/api/payments/card-a/checkout", access: "user", body: { amount: 500, currency: "USD" } },
-  { method: "POST", template: "/api/v1/payments/card-b/card-collection", access: "user", body: { amount: 10, phoneNumber: "+15550100", email: "matrix@example.test" } },
-  { method: "POST", template: "/api/payments/crypto/create", access: "user", body: { amount: 10, currency: "BTC" } },
-  { method: "POST", template: "/api/v1/mobile-money/stk-push", access: "user", body: { phoneNumber: "0712345678", amount: 100 } },
-  { method: "GET", template: "/api/payments/{paymentId}/status", access: "user" },
-  // Provider callbacks: no bearer token; each is verified by its own signature, hash or URL token.
-  { method: "POST", template: "/api/payments/card-a/webhook", access: "webhook", body: {} },
-  { method: "POST", template: "/api/v1/payments/card-b/webhook", access: "webhook", body: {} },
-  { method: "POST", template: "/api/payments/crypto/ipn", access: "webhook", body: {} },
-  { method: "POST", template: "/api/v1/mobile-money/callback/{token}", access: "webhook", body: {} },
-  // The browser's return from card-b shows a state and changes nothing.
-  { method: "GET", template: "/api/v1/payments/card-b/redirect", access: "public", path: "/api/v1/payments/card-b/redirect?tx_ref=cbtx_matrix" },
-  { method: "GET", template: "/api/v1/kb", access: "user" },
-  { method: "PUT", template: "/api/v1/kb", access: "admin", body: { content: "# Matrix\n\nA section." } },
-  { method: "GET", template: "/api/v1/kb/versions", access: "admin" },
-  { method: "GET", template: "/api/v1/kb/assets", access: "user" },
-  { method: "POST", template: "/api/v1/kb/assets", access: "admin", body: { url: "http://127.0.0.1/refused" } },
-  { method: "DELETE", template: "/api/v1/kb/assets/{assetId}", access: "admin" },
-  { method: "POST", template: "/api/v1/ai-agents/support/chat", access: "ai", body: { message: "How do I buy coins?" } },
-  { method: "POST", template: "/api/v1/voice/agent", access: "ai" },
-  { method: "POST", template: "/api/v1/voice/stt", access: "ai" },
-  { method: "POST", template: "/api/v1/voice/tts", access: "ai" },
-  { method: "GET", template: "/api/v1/ai-agents/health", access: "public" },
-  { method: "POST", template: "/api/v1/ai-agents/support-video/request", access: "ai", body: { reason: "The app crashes on start", platform: "web" } },
-  { method: "POST", template: "/api/v1/ai-agents/chat/response", access: "ai", body: { message: "Hello there!", userId: "usr_nobody" } },
-  { method: "POST", template: "/api/v1/ai-agents/bio/rewrite", access: "ai", body: { currentBio: "I like long walks.", style: "casual" } },
-  { method: "POST", template: "/api/v1/ai-agents/bio/optimize", access: "ai", body: { currentBio: "I like long walks.", style: "casual" } },
+  { method: "GET", template: "/docs", access: "public", expect: 200 },
+  { method: "GET", template: REFERENCE_SCRIPT_PATH, access: "public", expect: 200 },
+  { method: "GET", template: "/v1/auth/test", access: "user", expect: 200 },
+  { method: "POST", template: "/api/v1/admin/api-keys", access: "admin", body: { name: "matrix" }, expect: 201, apiKey: SIGNED_IN_ONLY },
+  { method: "GET", template: "/api/v1/admin/api-keys", access: "admin", expect: 200, apiKey: SIGNED_IN_ONLY },
+  // 404: no key sample_keyId.
+  { method: "DELETE", template: "/api/v1/admin/api-keys/{keyId}", access: "admin", expect: 404, apiKey: SIGNED_IN_ONLY },
+  // Tested with its own token by the matrix's observability case; a bearer never passes.
+  { method: "POST", template: "/api/v1/admin/observability/vms/{vmId}/heartbeat", access: "observability", body: { cpuPercent: 12 }, expect: 401 },
+  { method: "GET", template: "/api/v1/admin/observability/vms", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/wallet/overview", access: "user", expect: 200 },
+  // 404: no user usr_nobody.
+  { method: "POST", template: "/api/v1/wallet/transfer", access: "user", body: { toUserId: "usr_nobody", amount: 1 }, expect: 404 },
+  // 404: no user usr_nobody.
+  { method: "POST", template: "/api/v1/wallet/coins/award", access: "admin", body: { userId: "usr_nobody", amount: 1, reason: "matrix" }, expect: 404 },
+  { method: "GET", template: "/api/v1/wallet/leaderboard", access: "user", expect: 200 },
+  { method: "GET", template: "/api/v1/wallet/transactions", access: "user", expect: 200 },
+  { method: "GET", template: "/api/v1/subscriptions/plans", access: "user", expect: 200 },
+  { method: "GET", template: "/api/v1/subscriptions/current", access: "user", expect: 200 },
+  // 422 insufficient_funds: a fresh wallet holds 0 coins.
+  { method: "POST", template: "/api/v1/subscriptions", access: "user", body: { planId: "premium" }, expect: 422 },
+  { method: "GET", template: "/api/v1/admin/coins/mint/state", access: "admin", expect: 200 },
+  // 404: a fresh caller has no profile yet.
+  { method: "GET", template: "/api/v1/profiles/discover", access: "user", expect: 404 },
+  // 404: a fresh caller has no profile yet.
+  { method: "GET", template: "/api/v1/profile", access: "user", expect: 404 },
+  { method: "PUT", template: "/api/v1/profile", access: "user", body: { displayName: "Matrix", birthDate: "1990-01-01", gender: "other", interestedIn: ["woman"] }, expect: 201 },
+  // 400: sample_userId is not a user id.
+  { method: "GET", template: "/api/v1/profile/{userId}", access: "user", expect: 400 },
+  // 404: no such user.
+  { method: "POST", template: "/api/v1/blocks", access: "user", body: { userId: "usr_00000000000000000000000000" }, expect: 404 },
+  { method: "GET", template: "/api/v1/blocks", access: "user", expect: 200 },
+  // 400: sample_userId is not a user id.
+  { method: "DELETE", template: "/api/v1/blocks/{userId}", access: "user", expect: 400 },
+  // 404: no such user.
+  { method: "POST", template: "/api/v1/reports", access: "user", body: { userId: "usr_00000000000000000000000000", reason: "spam" }, expect: 404 },
+  // 404: no user usr_nobody.
+  { method: "POST", template: "/api/matching/swipe", access: "user", body: { targetUserId: "usr_nobody", action: "like" }, expect: 404 },
+  // 404: no user usr_nobody.
+  { method: "POST", template: "/api/v1/winks", access: "user", body: { toUserId: "usr_nobody" }, expect: 404 },
+  { method: "GET", template: "/api/v1/winks/received", access: "user", expect: 200 },
+  // 404: no wink sample_winkId.
+  { method: "POST", template: "/api/v1/winks/{winkId}/accept", access: "user", expect: 404 },
+  // 404: no wink sample_winkId.
+  { method: "POST", template: "/api/v1/winks/{winkId}/decline", access: "user", expect: 404 },
+  { method: "GET", template: "/api/v1/matches", access: "user", expect: 200 },
+  // 400: a malformed Last-Event-ID answers at once; a valid call would hold the stream open.
+  { method: "GET", template: "/api/v1/matches/events", access: "user", path: "/api/v1/matches/events?lastEventId=not-an-id", expect: 400 },
+  // 404: no match sample_matchId.
+  { method: "DELETE", template: "/api/v1/matches/{matchId}", access: "user", expect: 404 },
+  { method: "POST", template: "/api/payments/card-a/checkout", access: "user", body: { amount: 500, currency: "USD" }, expect: 201 },
+  { method: "POST", template: "/api/v1/payments/card-b/card-collection", access: "user", body: { amount: 10, phoneNumber: "+15550100", email: "matrix@example.test" }, expect: 201 },
+  { method: "POST", template: "/api/payments/crypto/create", access: "user", body: { amount: 10, currency: "BTC" }, expect: 201 },
+  { method: "POST", template: "/api/v1/mobile-money/stk-push", access: "user", body: { phoneNumber: "0712345678", amount: 100 }, expect: 201 },
+  // 404: no payment sample_paymentId.
+  { method: "GET", template: "/api/payments/{paymentId}/status", access: "user", expect: 404 },
+  // Provider callbacks: no bearer token; each is verified by its own signature, hash or URL token
+  // (401 without it, which is what the matrix sends).
+  { method: "POST", template: "/api/payments/card-a/webhook", access: "webhook", body: {}, expect: 401 },
+  { method: "POST", template: "/api/v1/payments/card-b/webhook", access: "webhook", body: {}, expect: 401 },
+  { method: "POST", template: "/api/payments/crypto/ipn", access: "webhook", body: {}, expect: 401 },
+  { method: "POST", template: "/api/v1/mobile-money/callback/{token}", access: "webhook", body: {}, expect: 401 },
+  // The browser's return from card-b shows a state and changes nothing. 404: no transaction cbtx_matrix.
+  { method: "GET", template: "/api/v1/payments/card-b/redirect", access: "public", path: "/api/v1/payments/card-b/redirect?tx_ref=cbtx_matrix", expect: 404 },
+  { method: "GET", template: "/api/v1/kb", access: "user", expect: 200 },
+  { method: "PUT", template: "/api/v1/kb", access: "admin", body: { content: "# Matrix\n\nA section." }, expect: 200 },
+  { method: "GET", template: "/api/v1/kb/versions", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/kb/assets", access: "user", expect: 200 },
+  // 400: the URL points at a private address (the fetch guard refuses it).
+  { method: "POST", template: "/api/v1/kb/assets", access: "admin", body: { url: "http://127.0.0.1/refused" }, expect: 400 },
+  // 404: no asset sample_assetId.
+  { method: "DELETE", template: "/api/v1/kb/assets/{assetId}", access: "admin", expect: 404 },
+  { method: "POST", template: "/api/v1/ai-agents/support/chat", access: "ai", body: { message: "How do I buy coins?" }, expect: 200 },
+  { method: "POST", template: "/api/v1/voice/agent", access: "ai", expect: 200 },
+  { method: "POST", template: "/api/v1/voice/stt", access: "ai", expect: 200 },
+  { method: "POST", template: "/api/v1/voice/tts", access: "ai", expect: 200 },
+  { method: "GET", template: "/api/v1/ai-agents/health", access: "public", expect: 200 },
+  { method: "POST", template: "/api/v1/ai-agents/support-video/request", access: "ai", body: { reason: "The app crashes on start", platform: "web" }, expect: 201 },
+  // 404: no user usr_nobody.
+  { method: "POST", template: "/api/v1/ai-agents/chat/response", access: "ai", body: { message: "Hello there!", userId: "usr_nobody" }, expect: 404 },
+  { method: "POST", template: "/api/v1/ai-agents/bio/rewrite", access: "ai", body: { currentBio: "I like long walks.", style: "casual" }, expect: 200 },
+  { method: "POST", template: "/api/v1/ai-agents/bio/optimize", access: "ai", body: { currentBio: "I like long walks.", style: "casual" }, expect: 200 },
   {
     method: "POST",
     template: "/api/v1/ai-agents/match/predict",
     access: "ai",
     body: { user1Profile: "Loves hiking, coffee and jazz concerts.", user2Profile: "Jazz fan who hikes every weekend with coffee." },
+    expect: 200,
   },
-  { method: "POST", template: "/api/v1/ai-agents/experiences/pricing", access: "ai", body: { experienceType: "dinner", location: "Nairobi", duration: 120 } },
-  { method: "GET", template: "/api/v1/ai-agents/context/stats", access: "admin" },
-  { method: "POST", template: "/api/v1/ai-agents/context/invalidate/{userId}", access: "admin" },
+  { method: "POST", template: "/api/v1/ai-agents/experiences/pricing", access: "ai", body: { experienceType: "dinner", location: "Nairobi", duration: 120 }, expect: 200 },
+  { method: "GET", template: "/api/v1/ai-agents/context/stats", access: "admin", expect: 200 },
+  { method: "POST", template: "/api/v1/ai-agents/context/invalidate/{userId}", access: "admin", expect: 200 },
 ];
 
 /**

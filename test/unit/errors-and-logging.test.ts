@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError, ERROR_STATUS, aiBody, codeForStatus, standardBody } from "../../src/errors";
-import { createJsonLogger, redact } from "../../src/platform/logger";
+import { configuredSecrets, createJsonLogger, createRedactor, redact } from "../../src/platform/logger";
 import { createIdGenerator, idPattern } from "../../src/platform/ids";
 import { fixedClock } from "../../src/platform/clock";
 
@@ -88,6 +88,61 @@ describe("logging", () => {
     expect(second).toMatchObject({ msg: "request", requestId: "req_2", status: 404, path: "/x/[redacted-jwt]" });
     expect(second).not.toHaveProperty("userId");
     expect(third).toMatchObject({ msg: "request", requestId: "[redacted-jwt]", path: "/" });
+  });
+
+  describe("redacts every kind of secret wherever a logged string holds it", () => {
+    const apiKey = "0123456789abcdef".repeat(4);
+    const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyLTEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg";
+    const webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const callbackToken = "9f".repeat(32);
+    const providerSecret = "card-a-live-4f7Qz1";
+    const kinds = { "an API key": apiKey, "a JWT": jwt, "a webhook secret": webhookSecret, "a callback token": callbackToken, "a provider secret": providerSecret };
+
+    it.each(Object.entries(kinds))("%s in a path, a query, a header and a body", (_kind, secret) => {
+      const lines: string[] = [];
+      const logger = createJsonLogger({ sink: (l) => lines.push(l), secrets: configuredSecrets({ CARD_A_API_KEY: providerSecret, LOG_LEVEL: "info" }) });
+      logger.request({ requestId: "req_1", method: "GET", route: "/*", path: `/api/v1/things/${secret}`, status: 404, durationMs: 1 });
+      logger.info("upstream call failed", {
+        url: `https://provider.example/v1/charges?expand=all&ref=${secret}`,
+        headers: { "x-trace": secret, "x-api-key": "anything" },
+        body: { note: `paid with ${secret}`, items: [{ ref: secret }] },
+        err: `Error: provider answered 401 for ${secret}\n    at call (file.ts:1:1)`,
+      });
+      logger.warn(`rejected ${secret}`);
+      const text = lines.join("\n");
+      expect(text).not.toContain(secret);
+      // Not even a recognisable piece of it.
+      expect(text).not.toContain(secret.slice(-12));
+      expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)[0]).toMatchObject({ path: expect.stringMatching(/^\/api\/v1\/things\/\[redacted/) });
+    });
+
+    it("credentials named as such in a query string or quoted JSON, and the password of a URL", () => {
+      const scrub = createRedactor();
+      expect(scrub.text("/cb?token=t0p&x=1&api_key=k3y&sig=s1g")).toBe("/cb?token=[redacted]&x=1&api_key=[redacted]&sig=[redacted]");
+      expect(scrub.text('provider said {"client_secret": "s3cr3t", "ok": "fine"}')).toBe('provider said {"client_secret": "[redacted]", "ok": "fine"}');
+      expect(scrub.text("connect postgres://api:hunter2@db.internal:5432/app failed")).toBe("connect postgres://[redacted]@db.internal:5432/app failed");
+      // Our own ids are not secrets.
+      expect(scrub.text("usr_01m8f4dt584myyhkc9xmspxdnn req_01m8f4dt4reg5k6qxcfy7hxfra")).toBe("usr_01m8f4dt584myyhkc9xmspxdnn req_01m8f4dt4reg5k6qxcfy7hxfra");
+    });
+
+    it("takes the configured credentials by name, and the passwords of configured URLs", () => {
+      expect(
+        configuredSecrets({ CARD_B_SECRET_KEY: "sk_live_abcdef", OBSERVABILITY_TOKEN: "observability-1234", REDIS_URL: "redis://:r3dis-pass@cache:6379", KV_PREFIX: "production:", SHORT_KEY: "k" }).sort(),
+      ).toEqual(["observability-1234", "r3dis-pass", "sk_live_abcdef"]);
+    });
+
+    it("cuts the access line's path only after redacting it, and writes nothing below the depth it walks", () => {
+      const lines: string[] = [];
+      const logger = createJsonLogger({ sink: (l) => lines.push(l) });
+      logger.request({ requestId: "req_1", method: "GET", route: "/*", path: `/${"a".repeat(170)}/${apiKey}`, status: 404, durationMs: 0 });
+      let deep: Record<string, unknown> = { secretless: "bottom" };
+      for (let i = 0; i < 12; i++) deep = { next: deep };
+      logger.info("deep", deep);
+      const [access, nested] = lines;
+      expect(access).not.toContain(apiKey.slice(0, 20));
+      expect(nested).not.toContain("bottom");
+      expect(nested).toContain("[too deep]");
+    });
   });
 
   it("respects the level", () => {

@@ -48,11 +48,11 @@ describe("the Worker entry in workerd", () => {
     expect(res.headers.get("x-request-id")).toBe(body.requestId);
   });
 
-  it("keeps a well-formed incoming request id", async () => {
-    const res = await worker.fetch("http://api.test/missing", { headers: { "X-Request-Id": "client-trace-0001" } });
+  it("keeps an incoming request id of our own shape", async () => {
+    const res = await worker.fetch("http://api.test/missing", { headers: { "X-Request-Id": "req_01m8f4dt4reg5k6qxcfy7hxfra" } });
     expect(res.status).toBe(404);
-    expect(((await res.json()) as StandardError).requestId).toBe("client-trace-0001");
-    expect(res.headers.get("x-request-id")).toBe("client-trace-0001");
+    expect(((await res.json()) as StandardError).requestId).toBe("req_01m8f4dt4reg5k6qxcfy7hxfra");
+    expect(res.headers.get("x-request-id")).toBe("req_01m8f4dt4reg5k6qxcfy7hxfra");
   });
 
   // A route's path: a path no route takes is 404 before any body rule.
@@ -133,45 +133,61 @@ describe("a Worker whose database is unreachable", () => {
 });
 
 describe("a Worker with invalid configuration", () => {
-  it("answers every request 503 naming the missing DATABASE_URL, and logs it once", async () => {
+  /** One request to a fresh Worker: its answer, and the variables its log line names. */
+  async function boot(bindings: WorkerEnv, path = "/health") {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    // The tests' bindings keep the log silent; these read it.
+    const { res, body } = await call(createWorker(), { ...bindings, LOG_LEVEL: bindings.LOG_LEVEL === "silent" ? "error" : bindings.LOG_LEVEL }, path);
+    const lines = log.mock.calls.map(([line]) => JSON.parse(String(line)) as { level: string; msg: string; variables?: string[]; requestId?: string });
+    log.mockRestore();
+    return { res, body, variables: lines.find((l) => l.msg === "invalid configuration")?.variables };
+  }
+
+  it("answers every request 503 with the request id only, and logs the missing DATABASE_URL with that id", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     const handler = createWorker();
     const bindings: WorkerEnv = { ...env, DATABASE_URL: undefined, LOG_LEVEL: "error" };
-    for (const path of ["/health", "/openapi.json", "/nowhere"]) {
+    const ids: string[] = [];
+    for (const path of ["/health", "/openapi.json", "/nowhere", "/v1/auth/test"]) {
       const { res, body } = await call(handler, bindings, path);
       expect(res.status).toBe(503);
-      expect(body).toEqual({ error: "service_unavailable", message: "invalid configuration: DATABASE_URL", code: 503, requestId: expect.any(String) });
+      expect(body).toEqual({ error: "service_unavailable", message: "service unavailable", code: 503, requestId: expect.stringMatching(/^req_/) });
       expect(res.headers.get("x-request-id")).toBe(body.requestId);
+      expect(JSON.stringify(body)).not.toContain("DATABASE_URL");
+      ids.push(body.requestId);
     }
-    const lines = log.mock.calls.map(([line]) => JSON.parse(String(line)) as { level: string; msg: string; variables?: string[] });
-    expect(lines).toEqual([expect.objectContaining({ level: "error", msg: "invalid configuration", variables: ["DATABASE_URL"] })]);
+    const lines = log.mock.calls.map(([line]) => JSON.parse(String(line)) as { level: string; msg: string; variables?: string[]; requestId?: string });
+    expect(lines).toEqual(ids.map((requestId) => expect.objectContaining({ level: "error", msg: "invalid configuration", variables: ["DATABASE_URL"], requestId })));
+  });
+
+  it("answers an AI route in the AI routes' shape, through the app's one error path", async () => {
+    const { res, body } = await boot({ ...env, DATABASE_URL: undefined }, "/api/v1/ai-agents/health");
+    expect(res.status).toBe(503);
+    expect(body).toMatchObject({ success: false, error: { code: "service_unavailable", message: "service unavailable" }, requestId: res.headers.get("x-request-id") });
   });
 
   it("names a variable that fails validation", async () => {
-    vi.spyOn(console, "log").mockImplementation(() => {});
-    const { res, body } = await call(createWorker(), { ...env, DATABASE_URL: "mysql://db.example/app", LOG_LEVEL: "loud" });
+    const { res, body, variables } = await boot({ ...env, DATABASE_URL: "mysql://db.example/app", LOG_LEVEL: "loud" });
     expect(res.status).toBe(503);
-    expect(body.message).toBe("invalid configuration: LOG_LEVEL, DATABASE_URL");
+    expect(body.message).toBe("service unavailable");
+    expect(variables).toEqual(["LOG_LEVEL", "DATABASE_URL"]);
   });
 
   it("names every bad variable at once: production (the wrangler.toml default) without OIDC_ISSUER or DATABASE_URL", async () => {
-    vi.spyOn(console, "log").mockImplementation(() => {});
-    const { res, body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, DATABASE_URL: undefined });
+    const { res, variables } = await boot({ ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, DATABASE_URL: undefined });
     expect(res.status).toBe(503);
-    expect(body.message).toBe("invalid configuration: OIDC_ISSUER, DATABASE_URL, UPSTASH_REDIS_REST_URL");
+    expect(variables).toEqual(["OIDC_ISSUER", "DATABASE_URL", "UPSTASH_REDIS_REST_URL"]);
   });
 
   it("holds a Worker without NODE_ENV to the production rules", async () => {
-    vi.spyOn(console, "log").mockImplementation(() => {});
-    const { res, body } = await call(createWorker(), { ...env, NODE_ENV: undefined, NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, DATABASE_URL: undefined });
+    const { res, variables } = await boot({ ...env, NODE_ENV: undefined, NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, DATABASE_URL: undefined });
     expect(res.status).toBe(503);
-    expect(body.message).toBe("invalid configuration: OIDC_ISSUER, DATABASE_URL, UPSTASH_REDIS_REST_URL");
+    expect(variables).toEqual(["OIDC_ISSUER", "DATABASE_URL", "UPSTASH_REDIS_REST_URL"]);
   });
 
   it("names the cross-variable rules along with a malformed one", async () => {
-    vi.spyOn(console, "log").mockImplementation(() => {});
-    const { body } = await call(createWorker(), { ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, LOG_LEVEL: "verbose", UPSTASH_REDIS_REST_URL: "https://kv.example" });
-    expect(body.message).toBe("invalid configuration: LOG_LEVEL, UPSTASH_REDIS_REST_TOKEN, OIDC_ISSUER");
+    const { variables } = await boot({ ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, LOG_LEVEL: "verbose", UPSTASH_REDIS_REST_URL: "https://kv.example" });
+    expect(variables).toEqual(["LOG_LEVEL", "UPSTASH_REDIS_REST_TOKEN", "OIDC_ISSUER"]);
   });
 
   /** What production needs besides the database, so that one variable at a time can be at fault. */
@@ -184,19 +200,17 @@ describe("a Worker with invalid configuration", () => {
   };
 
   it("refuses a malformed database proxy, and any proxy in production", async () => {
-    vi.spyOn(console, "log").mockImplementation(() => {});
-    const malformed = await call(createWorker(), { ...env, NEON_WS_PROXY: "ws://127.0.0.1:5433" });
+    const malformed = await boot({ ...env, NEON_WS_PROXY: "ws://127.0.0.1:5433" });
     expect(malformed.res.status).toBe(503);
-    expect(malformed.body.message).toBe("invalid configuration: NEON_WS_PROXY");
-    const production = await call(createWorker(), { ...env, ...PRODUCTION, NEON_INSECURE_WS: undefined });
-    expect(production.body.message).toBe("invalid configuration: NEON_WS_PROXY");
+    expect(malformed.variables).toEqual(["NEON_WS_PROXY"]);
+    const production = await boot({ ...env, ...PRODUCTION, NEON_INSECURE_WS: undefined });
+    expect(production.variables).toEqual(["NEON_WS_PROXY"]);
   });
 
   it("refuses ws:// to the database in production", async () => {
-    vi.spyOn(console, "log").mockImplementation(() => {});
-    const { res, body } = await call(createWorker(), { ...env, ...PRODUCTION, NEON_WS_PROXY: undefined, NEON_INSECURE_WS: "true" });
+    const { res, variables } = await boot({ ...env, ...PRODUCTION, NEON_WS_PROXY: undefined, NEON_INSECURE_WS: "true" });
     expect(res.status).toBe(503);
-    expect(body.message).toBe("invalid configuration: NEON_INSECURE_WS");
+    expect(variables).toEqual(["NEON_INSECURE_WS"]);
   });
 });
 

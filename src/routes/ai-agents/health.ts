@@ -36,7 +36,8 @@ const route = createRoute({
   middleware: [aiErrors],
   responses: {
     200: { description: "At least one host answers (`degraded` when some do not)", content: { "application/json": { schema: AiHealth } } },
-    503: { description: "No inference host answers, or none is configured", content: { "application/json": { schema: AiHealth } } },
+    // Like /health, the answer is the report itself whatever the status: a monitor reads one body.
+    503: { description: "No inference host answers, or none is configured: the same report, with status `down` (neither error shape)", content: { "application/json": { schema: AiHealth } } },
   },
 });
 

@@ -4,7 +4,7 @@ import { ApiError, type ErrorCode } from "../../errors";
 import type { AppEnv } from "../../http/env";
 import { principalOf } from "../../http/auth";
 import { invalidPartMessage, rejectUnsafeText, zodIssues } from "../../http/router";
-import { protectedRoute, withErrorBodies } from "../../http/routes";
+import { ErrorBody, protectedRoute, withErrorBodies } from "../../http/routes";
 import type { AiContext } from "../../services/ai/ask";
 import { startContextRead, type ContextDeps } from "../../services/ai/context-cache";
 import { DEFAULT_LANGUAGE, isLanguage, LANGUAGE_CODES } from "../../services/ai/languages";
@@ -15,9 +15,9 @@ export { AI_AGENTS_PREFIX } from "../../http/agents-host";
  * Infrastructure shared by every route under /api/v1/ai-agents:
  * - `aiRoute(access, config, {usesContext})`: protectedRoute ("ai" counts the AI quota; "admin" for
  *   the context cache) plus `aiErrors`, which picks the request's language for its shape 2 errors
- *   (the error handler answers shape 2 under the AI prefix; 401 and 429 keep shape 1, the spec's
- *   "authentication and rate-limit shape"). Routes that use the caller's AI context say so, and
- *   its read starts while the rate limiter decides.
+ *   (the error handler answers shape 2 under the AI prefix; what the authentication and rate-limit
+ *   layer says, 401, 429 and the identity provider's 503, keeps shape 1). Routes that use the
+ *   caller's AI context say so, and its read starts while the rate limiter decides.
  * - `aiValidation(forms)`: the validation hook that names the endpoint's own code (invalid_tone…).
  * - `Language`, `envelope`, `aiError`.
  */
@@ -54,7 +54,11 @@ export function aiRoute<R extends Omit<RouteConfig, "security"> & { path: string
   const own = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
   const responses = {
     500: aiError("The model's answer stayed invalid after one retry (`internal_error`)"),
-    503: aiError("No inference host answered in time, or the identity provider could not hand over its keys (`service_unavailable`)"),
+    // Two layers answer 503 here, each in its own shape (docs/api/errors.md).
+    503: {
+      description: "No inference host answered in time (shape 2), or the identity provider could not hand over its keys (shape 1); `service_unavailable` either way",
+      content: { "application/json": { schema: z.union([AiErrorBody, ErrorBody]) } },
+    },
     ...(access === "admin" ? { 403: aiError("Authenticated, but not an admin") } : {}),
     ...(config.request?.body ? { 413: aiError("Body over 1 MiB (`payload_too_large`)") } : {}),
     ...withErrorBodies(config.responses, AiErrorBody),

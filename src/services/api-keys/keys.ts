@@ -115,7 +115,8 @@ export type KeyCheck =
 /**
  * Looks a presented key up by its hash. The secret itself is never compared, so response time
  * does not depend on how much of a guess was right. A key whose creator lost the admin role
- * stops working.
+ * stops working: the demotion revoked it for good (migration api_keys_revoked_on_demotion), and
+ * the role is checked here too.
  */
 export async function checkApiKey(db: Db, key: string, now: number): Promise<KeyCheck> {
   const [row] = await db

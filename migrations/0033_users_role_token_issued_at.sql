@@ -1,0 +1,1 @@
+ALTER TABLE "users" ADD COLUMN "role_token_issued_at" timestamp with time zone;
