@@ -35,8 +35,8 @@ const SECRET_SHAPES: readonly [RegExp, string][] = [
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, "$1 [redacted]"],
   // A JWT (JWS) or JWE: a base64url JSON header, then dot-separated parts.
   [/eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){1,4}/g, "[redacted-jwt]"],
-  // Standard Webhooks secrets.
-  [/whsec_[A-Za-z0-9+/=_-]*/g, "[redacted]"],
+  // Standard Webhooks secrets: base64, whose "/", "+" and "=" arrive percent-encoded in a path.
+  [/whsec_(?:[A-Za-z0-9+/=_-]|%[0-9A-Fa-f]{2})*/g, "[redacted]"],
   // Our API keys and the callback and run tokens we mint are 64 hex characters; any hex run of 32
   // or more (a key, a token, a signature) goes, wherever it sits.
   [/[0-9a-fA-F]{32,}/g, "[redacted-hex]"],

@@ -80,7 +80,9 @@ describe("transfers (ledger_transfer)", () => {
   });
 
   it("waits at most 2 s for a wallet another transaction holds, answering 503, while other transfers go on", { timeout: 20_000 }, async () => {
-    const [alice, bob, carol, dave] = await people(db(), [100, 0, 0, 100]);
+    // Bob has the coin he sends, so his transfer waits for alice's wallet whichever of the two
+    // wallets it locks first (refusing him for want of coins would need no lock on hers).
+    const [alice, bob, carol, dave] = await people(db(), [100, 1, 0, 100]);
     const [wallet] = await db().select({ id: ledgerAccounts.id }).from(ledgerAccounts).where(eq(ledgerAccounts.userId, alice!));
     const locker = new pg.Client({ connectionString: t.db.url });
     await locker.connect();
@@ -99,7 +101,7 @@ describe("transfers (ledger_transfer)", () => {
       await locker.query("rollback");
       await locker.end();
     }
-    expect([await balanceOf(db(), alice!), await balanceOf(db(), bob!), await balanceOf(db(), carol!), await balanceOf(db(), dave!)]).toEqual([100, 0, 1, 99]);
+    expect([await balanceOf(db(), alice!), await balanceOf(db(), bob!), await balanceOf(db(), carol!), await balanceOf(db(), dave!)]).toEqual([100, 1, 1, 99]);
   });
 
   it("never deadlocks: transfers alone and in transactions, and awards, over the same wallets at once", async () => {
