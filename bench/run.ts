@@ -59,12 +59,14 @@ const benches: Record<string, () => Promise<void>> = {
     benchVersions({
       base: text("base") ?? "HEAD",
       head: text("head"),
-      workload: (["auth", "not-found", "ai"] as const).find((w) => w === text("workload")) ?? ("auth" satisfies Workload),
+      workload: (["auth", "not-found", "unmatched", "ai"] as const).find((w) => w === text("workload")) ?? ("auth" satisfies Workload),
       seconds: flag("seconds", 8),
       rounds: flag("rounds", 4),
       connections: flag("connections", 50),
       users: flag("users", 2000),
       delayMs: flag("delay", 500),
+      nodeArgsA: text("node-args-a")?.split(/\s+/).filter(Boolean),
+      nodeArgsB: text("node-args-b")?.split(/\s+/).filter(Boolean),
     }),
   webhooks: () => benchWebhooks({ deliveries: flag("deliveries", 2000), duplicateShare: 0.2, concurrency: flag("concurrency", 64), users: flag("users", 40) }),
 };

@@ -29,7 +29,6 @@ import { unitFrom } from "./platform/swr-cache";
 import { inferenceFromConfig } from "./services/inference/from-config";
 import { agentsHostOnly } from "./http/agents-host";
 import { serveOpenApiDocument } from "./http/openapi-document";
-import { answerUnmatchedFirst } from "./http/unmatched";
 import { aiAgentRoutes } from "./routes/ai-agents";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
@@ -110,7 +109,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.notFound(notFound);
   app.onError(onError);
-  answerUnmatchedFirst(app, deps, context);
   return app;
 }
 

@@ -102,7 +102,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
 }
 
 /** The node arguments of `npm start` after its build step (package.json), so the benches measure what production runs. */
-export const API_NODE_ARGS = ["--max-semi-space-size=64", "--no-memory-reducer", "--enable-source-maps", "dist/node/main.mjs"];
+export const API_NODE_ARGS = ["--enable-source-maps", "dist/node/main.mjs"];
 
 let built = false;
 
