@@ -48,7 +48,9 @@ function buildRef(ref: string): { dir: string; label: string } {
   const dir = join(BUILDS, sha);
   if (!existsSync(join(dir, "dist", "node", "main.mjs"))) {
     mkdirSync(dir, { recursive: true });
-    execFileSync("bash", ["-c", `git archive ${sha} src migrations | tar -x -C '${dir}'`], { cwd: ROOT, stdio: "inherit" });
+    // Whichever of these the commit has (src/ imports vendored assets from vendor/).
+    const paths = execFileSync("git", ["ls-tree", "--name-only", sha, "src", "migrations", "vendor"], { cwd: ROOT, encoding: "utf8" }).split("\n").filter(Boolean);
+    execFileSync("bash", ["-c", `git archive ${sha} ${paths.join(" ")} | tar -x -C '${dir}'`], { cwd: ROOT, stdio: "inherit" });
     execFileSync(
       join(ROOT, "node_modules", ".bin", "esbuild"),
       ["src/node/main.ts", "--bundle", "--platform=node", "--format=esm", "--packages=external", "--target=node20.19", "--sourcemap=linked", "--outfile=dist/node/main.mjs", "--log-level=warning"],

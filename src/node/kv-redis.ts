@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import type { KeyValueStore } from "../kv/port";
-import { evalWithFallback, parseScore, toScoredMembers } from "../kv/scripts";
+import { evalWithFallback, parseScore, toScoredMembers, type ScriptShas } from "../kv/scripts";
 
 /**
  * Callers (rate limiting above all) fail open when a call rejects, so a down or unreachable
@@ -33,7 +33,11 @@ export function createRedisStore(options: RedisStoreOptions): KeyValueStore {
     // retry limit above is what bounds the wait when Redis is down.
     enableOfflineQueue: true,
     retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
+    // Not ioredis's auto-pipelining: it keeps one batch in flight per connection, so every
+    // command waits for the previous batch's replies (see coalesceWrites).
+    enableAutoPipelining: false,
   });
+  const coalesce = coalesceWrites(redis);
   // Without a listener ioredis prints every failed reconnect; callers see the failure as a
   // rejected call instead.
   redis.on("error", () => {});
@@ -59,6 +63,7 @@ export function createRedisStore(options: RedisStoreOptions): KeyValueStore {
     return subscriber;
   };
 
+  const shas: ScriptShas = new WeakMap();
   const store: KeyValueStore = {
     kind: "redis",
     get: (key) => redis.get(k(key)),
@@ -95,7 +100,7 @@ export function createRedisStore(options: RedisStoreOptions): KeyValueStore {
       return evalWithFallback(script, {
         evalsha: (sha) => redis.evalsha(sha, keys.length, ...argv),
         eval: (lua) => redis.eval(lua, keys.length, ...argv),
-      });
+     }, shas);
     },
     publish: (channel, message) => redis.publish(k(channel), message),
     async subscribe(channel, handler) {
@@ -138,7 +143,7 @@ export function createRedisStore(options: RedisStoreOptions): KeyValueStore {
     },
   };
   const hung = hungBreaker(options.hungOpenMs ?? HUNG_OPEN_MS);
-  return failFastWhileDown(store, () => redis.status === "reconnecting" || redis.status === "end" || redis.status === "close" || hung.open(), hung);
+  return failFastWhileDown(store, () => redis.status === "reconnecting" || redis.status === "end" || redis.status === "close" || hung.open(), coalesce, hung);
 }
 
 /**
@@ -175,11 +180,34 @@ function hungBreaker(openMs: number): { open(): boolean; settled(ok: boolean, er
 }
 
 /**
+ * Commands issued in the same event-loop turn (many requests at once) leave in one write
+ * instead of one system call each: the first command of a turn corks the socket and the turn's
+ * end uncorks it. Order and replies are unchanged, and, unlike ioredis's auto-pipelining, a
+ * turn's commands do not wait for the replies of the turn before: under load that wait queued
+ * every store call behind the slowest batch in flight (measured: the feed's p95 and CPU per
+ * request both lower without it).
+ */
+function coalesceWrites(redis: Redis): () => void {
+  let corked = false;
+  return () => {
+    const socket = redis.stream;
+    if (corked || redis.status !== "ready" || !socket) return;
+    corked = true;
+    socket.cork();
+    setImmediate(() => {
+      corked = false;
+      socket.uncork();
+    });
+  };
+}
+
+/**
  * Once a connection attempt has failed, calls reject at once until Redis is back, instead of
  * each waiting out reconnects: a request that touches the store several times would otherwise
- * pay that wait several times while the limiter fails open.
+ * pay that wait several times while the limiter fails open. A call that goes ahead runs
+ * `beforeCall` first (the write coalescing).
  */
-function failFastWhileDown(store: KeyValueStore, down: () => boolean, outcome: { settled(ok: boolean, err?: unknown): void }): KeyValueStore {
+function failFastWhileDown(store: KeyValueStore, down: () => boolean, beforeCall: () => void, outcome: { settled(ok: boolean, err?: unknown): void }): KeyValueStore {
   const guarded: Record<string, unknown> = { kind: store.kind };
   const succeeded = <T>(value: T): T => {
     outcome.settled(true);
@@ -198,6 +226,7 @@ function failFastWhileDown(store: KeyValueStore, down: () => boolean, outcome: {
     const reports = name !== "subscribe";
     guarded[name] = (...args: unknown[]) => {
       if (down()) return Promise.reject(new Error("redis unavailable (reconnecting or not answering)"));
+      beforeCall();
       const call = (value as (...a: unknown[]) => Promise<unknown>)(...args);
       return reports ? call.then(succeeded, failed) : call;
     };
