@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { preparedRows } from "../../db/rows";
-import { agesOnEpochDays, distanceKm } from "../profiles/card";
+import { agesOn, distanceKm } from "../profiles/card";
 import type { DiscoveryContext, DiscoveryOptions } from "./feed";
 import { nearEnough, notExcluded, utcDay, wishedBothWays } from "./filters";
 import { GEO_CELL_OF_PROFILE, cellsCovering, positionBox } from "./geo-cells";
@@ -59,27 +59,20 @@ export async function loadViewer(db: Db, userId: string): Promise<Viewer | null>
   };
 }
 
-/**
- * One candidate as the scan returns it (a JSON array, in this order). Numbers are integers where
- * they can be: Postgres prints a float with its shortest-round-trip algorithm and a date through
- * the calendar, each several times the work of an integer, and the scorer needs neither precision
- * (a micro-degree is 11 cm; activity decays over days).
- */
-type CandidateRow = [
-  userId: string,
-  /** Days since 1970-01-01. */
-  birthDay: number,
-  ageMin: number,
-  ageMax: number,
-  maxDistanceKm: number,
-  interests: string[],
-  /** Micro-degrees, or null without a position. */
-  latitudeE6: number | null,
-  longitudeE6: number | null,
-  /** Epoch seconds. */
-  lastActiveS: number,
-  createdS: number,
-];
+/** One candidate as the scan returns it: plain columns, as the driver decodes them. */
+interface CandidateRow extends Record<string, unknown> {
+  user_id: string;
+  birth_date: string;
+  age_min: number;
+  age_max: number;
+  max_distance_km: number;
+  interests: string[];
+  latitude: number | null;
+  longitude: number | null;
+  /** Epoch milliseconds (the driver hands timestamps over as text). */
+  last_active_ms: number;
+  created_ms: number;
+}
 
 interface Ranked {
   userId: string;
@@ -92,16 +85,12 @@ export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wish
   if (arms.length === 0) return [];
   const today = utcDay(ctx.now);
   const me = viewer.userId;
-  // The candidates come back as one JSON text, written out with concat_ws: up to a thousand rows
-  // decoded field by field in the driver cost the API several times what one JSON.parse does,
-  // and json_build_array looks up every argument's output function again on every row, which
-  // made it half of the query's work. Ids are ours (no character JSON would escape) and the
-  // interests go through array_to_json, which escapes them.
-  const [result] = await preparedRows<{ candidates: string }>(
+  const rows = await preparedRows<CandidateRow>(
     ctx.db,
     sql`with candidates as (${sql.join(
       arms.map(
-        (arm) => sql`select p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at, p.created_at
+        (arm) => sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at,
+              date_part('epoch', p.last_active_at) * 1000 as last_active_ms, date_part('epoch', p.created_at) * 1000 as created_ms
             from profiles p
             where p.visibility = 'visible'
               and p.user_id <> ${me}
@@ -109,38 +98,33 @@ export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wish
               and ${arm}`,
       ),
       sql` union all `,
-    )}),
-        chosen as (
-          select p.* from candidates p
-          where ${notExcluded(me, today, options.dailyImpressionCap, "set")}
-          order by p.last_active_at desc
-          limit ${options.candidateLimit}
-        )
-        select '[' || coalesce(string_agg('[' || concat_ws(',', '"' || p.user_id || '"', p.birth_date - date '1970-01-01', p.age_min, p.age_max, p.max_distance_km,
-                 array_to_json(p.interests), coalesce(round(p.latitude * 1e6)::int8::text, 'null'), coalesce(round(p.longitude * 1e6)::int8::text, 'null'),
-                 date_part('epoch', p.last_active_at)::int8, date_part('epoch', p.created_at)::int8) || ']', ','), '') || ']' as candidates
-        from chosen p`,
+    )})
+        select p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_ms, p.created_ms
+        from candidates p
+        where ${notExcluded(me, today, options.dailyImpressionCap, "set")}
+        order by p.last_active_at desc
+        limit ${options.candidateLimit}`,
   );
-  const rows = JSON.parse(result?.candidates ?? "[]") as CandidateRow[];
 
   const viewerSide = { age: wishes.age, ageMin: viewer.ageMin, ageMax: viewer.ageMax, maxDistanceKm: viewer.maxDistanceKm, interests: viewer.interests };
   const viewerInterests = new Set(viewer.interests);
-  const ageOf = agesOnEpochDays(ctx.now);
+  const ageOf = agesOn(ctx.now);
   const placed = viewer.latitude !== null && viewer.longitude !== null;
-  const ranked = rows.map(([userId, birthDay, ageMin, ageMax, maxDistanceKm, interests, latitudeE6, longitudeE6, lastActiveS, createdS]) => {
+  const ranked = rows.map((row) => {
     const km =
-      placed && latitudeE6 !== null && longitudeE6 !== null
-        ? distanceKm({ latitude: viewer.latitude as number, longitude: viewer.longitude as number }, { latitude: latitudeE6 / 1e6, longitude: longitudeE6 / 1e6 })
+      placed && row.latitude !== null && row.longitude !== null
+        ? distanceKm({ latitude: viewer.latitude as number, longitude: viewer.longitude as number }, { latitude: row.latitude, longitude: row.longitude })
         : null;
     const { score } = reciprocalScore({
       viewer: viewerSide,
-      candidate: { age: ageOf(birthDay), ageMin, ageMax, maxDistanceKm, interests },
+      candidate: { age: ageOf(row.birth_date), ageMin: row.age_min, ageMax: row.age_max, maxDistanceKm: row.max_distance_km, interests: row.interests },
       distanceKm: km,
-      lastActiveMs: lastActiveS * 1000,
-      createdMs: createdS * 1000,
+      lastActiveMs: row.last_active_ms,
+      createdMs: row.created_ms,
       now: ctx.now,
-      overlap: storedInterestOverlap(viewerInterests, interests),
+      overlap: storedInterestOverlap(viewerInterests, row.interests),
     });
+    const userId = row.user_id;
     return { userId, score };
   });
   ranked.sort((a, b) => b.score - a.score || (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));

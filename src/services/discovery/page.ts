@@ -5,19 +5,27 @@ import type { DiscoveryContext, DiscoveryOptions } from "./feed";
 import { notExcluded, stillFits, utcDay, viewerVisible } from "./filters";
 import type { Session } from "./session";
 
-/** One card as the page query writes it (a JSON array, in this order). */
-type PageRow = [
+/** One card as the page query returns it (all null but viewer_visible when no card passed). */
+interface PageRow extends Record<string, unknown> {
   /** 1-based position in the window. */
-  ord: number,
-  text: [userId: string, displayName: string, birthDate: string, gender: string, tagline: string | null, bio: string | null, city: string | null, country: string | null],
-  interests: string[],
-  photos: string[],
-  languages: string[],
-  /** Micro-degrees, or null without a position. */
-  latitudeE6: number | null,
-  longitudeE6: number | null,
-  lastActiveMs: number,
-];
+  ord: number | null;
+  user_id: string;
+  display_name: string;
+  birth_date: string;
+  gender: string;
+  tagline: string | null;
+  bio: string | null;
+  interests: string[];
+  photos: string[];
+  languages: string[];
+  city: string | null;
+  country: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  /** Epoch milliseconds (the driver hands timestamps over as text). */
+  last_active_ms: number;
+  viewer_visible: boolean;
+}
 
 /**
  * Reads the session from `offset` on, skipping ids that were excluded since the snapshot, and
@@ -48,16 +56,12 @@ export async function servePage(
     const need = limit - cards.length;
     // A window a bit larger than the page, so a few exclusions rarely cost a second query.
     const window = session.ids.slice(position, position + limit + Math.max(5, limit >> 1));
-    // The page comes back as one JSON text, like the candidates: twenty rows decoded column by
-    // column (three text arrays each) cost the API more than one JSON.parse, and json_agg over
-    // whole rows looked up each column's output function again on every row, a seventh of the
-    // statement. array_to_json escapes the text; it looks the element type up once per array.
-    const [result] = await preparedRows<{ rows: string; viewer_visible: boolean }>(
+    const rows = await preparedRows<PageRow>(
       ctx.db,
       sql`with w (user_id, ord) as (select * from unnest(${sql.param(window)}::text[]) with ordinality),
           page as (
-            select w.ord, p.user_id, p.display_name, p.birth_date, p.gender, p.tagline, p.bio, p.interests, p.photos, p.languages, p.city, p.country,
-              p.latitude, p.longitude, p.last_active_at
+            select w.ord::int as ord, p.user_id, p.display_name, p.birth_date::text as birth_date, p.gender, p.tagline, p.bio, p.interests, p.photos, p.languages, p.city, p.country,
+              p.latitude, p.longitude, date_part('epoch', p.last_active_at) * 1000 as last_active_ms
             from w join profiles p on p.user_id = w.user_id
             where p.visibility = 'visible'
               and ${notExcluded(session.u, today, options.dailyImpressionCap, "lookup")}
@@ -83,42 +87,40 @@ export async function servePage(
             select ${today}::date, counted.user_id from counted where counted.count >= ${options.dailyImpressionCap}::int
             on conflict do nothing
           )
-          select '[' || coalesce(string_agg('[' || concat_ws(',', p.ord,
-                   array_to_json(array[p.user_id, p.display_name, p.birth_date::text, p.gender, p.tagline, p.bio, p.city, p.country]),
-                   array_to_json(p.interests), array_to_json(p.photos), array_to_json(p.languages),
-                   coalesce(round(p.latitude * 1e6)::int8::text, 'null'), coalesce(round(p.longitude * 1e6)::int8::text, 'null'),
-                   floor(date_part('epoch', p.last_active_at) * 1000)::int8) || ']', ',' order by p.ord), '') || ']' as rows,
-            ${viewerVisible(session)} as viewer_visible
-          from page p`,
+          select p.*, v.viewer_visible
+          from (select ${viewerVisible(session)} as viewer_visible) v left join page p on true
+          order by p.ord`,
     );
     // The rest of the session is not served to a viewer who is hidden now.
-    if (result && !result.viewer_visible) return { cards, next: session.ids.length };
-    const rows = JSON.parse(result?.rows ?? "[]") as PageRow[];
-    for (const [ord, [userId, displayName, birthDate, gender, tagline, bio, city, country], interests, photos, languages, latitudeE6, longitudeE6, lastActiveMs] of rows) {
-      cards.push(toCard(
-        {
-          userId,
-          displayName,
-          birthDate,
-          gender,
-          tagline,
-          bio,
-          interests,
-          photos,
-          languages,
-          city,
-          country,
-          latitude: latitudeE6 === null ? null : latitudeE6 / 1e6,
-          longitude: longitudeE6 === null ? null : longitudeE6 / 1e6,
-          lastActiveAt: new Date(lastActiveMs),
-        },
-        from,
-        ctx.now,
-      ));
+    if (rows[0] && !rows[0].viewer_visible) return { cards, next: session.ids.length };
+    const served = rows.filter((row) => row.ord !== null);
+    for (const row of served) {
+      cards.push(
+        toCard(
+          {
+            userId: row.user_id,
+            displayName: row.display_name,
+            birthDate: row.birth_date,
+            gender: row.gender,
+            tagline: row.tagline,
+            bio: row.bio,
+            interests: row.interests,
+            photos: row.photos,
+            languages: row.languages,
+            city: row.city,
+            country: row.country,
+            latitude: row.latitude,
+            longitude: row.longitude,
+            lastActiveAt: new Date(row.last_active_ms),
+          },
+          from,
+          ctx.now,
+        ),
+      );
     }
     // A full page ends right after its last card; otherwise the whole window was used up.
-    const last = rows[rows.length - 1];
-    position += rows.length === need && last ? last[0] : window.length;
+    const last = served[served.length - 1];
+    position += served.length === need && last ? (last.ord as number) : window.length;
   }
   return { cards, next: position };
 }
