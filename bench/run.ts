@@ -40,7 +40,16 @@ const benches: Record<string, () => Promise<void>> = {
   auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
   discover: () =>
-    benchDiscover({ seconds: flag("seconds", 10), connections: flag("connections", 16), users: flag("users", 200), profiles: flag("profiles", 100_000), pages: flag("pages", 5), limit: flag("limit", 20) }),
+    benchDiscover({
+      seconds: flag("seconds", 10),
+      connections: flag("connections", 16),
+      users: flag("users", 200),
+      profiles: flag("profiles", 100_000),
+      pages: flag("pages", 5),
+      limit: flag("limit", 20),
+      baseline: text("baseline"),
+      rounds: flag("rounds", 1),
+    }),
   sse: () => benchSse({ streams: flag("streams", 10_000), batch: flag("batch", 500), timeoutSeconds: flag("timeout", 30) }),
   support: () => benchSupport({ seconds: flag("seconds", 8), connections: flag("connections", 16), users: flag("users", 2000), megabytes: flag("megabytes", 2) }),
   transfers: () =>
