@@ -11,7 +11,9 @@ export const sameOriginOnly: MiddlewareHandler<WebEnv> = async (c, next) => {
   if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return next();
   const site = c.req.header("sec-fetch-site");
   const origin = c.req.header("origin");
-  const allowed = site !== undefined ? site === "same-origin" && (origin === undefined || origin === c.var.deps.config.WEB_ORIGIN) : origin === c.var.deps.config.WEB_ORIGIN;
+  // Sec-Fetch-Site is set by the browser alone (no page script can change it), so where it is
+  // present it decides; a form's Origin may read "null" under some referrer policies.
+  const allowed = site !== undefined ? site === "same-origin" : origin === c.var.deps.config.WEB_ORIGIN;
   if (!allowed) {
     c.var.deps.logger.info("cross-site request refused", { requestId: c.var.requestId, path: c.req.path, site, origin });
     throw new ApiError("forbidden", "cross-site requests are refused");
@@ -38,7 +40,8 @@ export const securityHeaders: MiddlewareHandler<WebEnv> = async (c, next) => {
   );
   if (config.WEB_ORIGIN.startsWith("https:")) c.header("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
   c.header("X-Content-Type-Options", "nosniff");
-  c.header("Referrer-Policy", "no-referrer");
+  // Nothing of our URLs leaves the origin; same-origin requests keep theirs (and their Origin).
+  c.header("Referrer-Policy", "same-origin");
   c.header("X-Frame-Options", "DENY");
   c.header("Cross-Origin-Opener-Policy", "same-origin");
   c.header("Permissions-Policy", "camera=(), microphone=(), geolocation=()");

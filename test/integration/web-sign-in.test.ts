@@ -268,7 +268,7 @@ describe("the page", () => {
     expect(csp).toMatch(/script-src 'nonce-[A-Za-z0-9_-]{20,}'/);
     expect(csp).not.toContain("unsafe-inline");
     expect(res.headers.get("strict-transport-security")).toMatch(/max-age=\d+/);
-    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(res.headers.get("referrer-policy")).toBe("same-origin");
     expect(await res.text()).toContain('href="/api/auth/login?returnTo=%2F"');
   });
 
