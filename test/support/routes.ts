@@ -117,6 +117,8 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/voice/agent", access: "ai", expect: 200 },
   { method: "POST", template: "/api/v1/voice/stt", access: "ai", expect: 200 },
   { method: "POST", template: "/api/v1/voice/tts", access: "ai", expect: 200 },
+  // The agent is given the member's own token, never an admin's API key.
+  { method: "POST", template: "/api/agent", access: "user", body: { message: "hello" }, expect: 200, apiKey: SIGNED_IN_ONLY },
   { method: "GET", template: "/api/v1/ai-agents/health", access: "public", expect: 200 },
   { method: "POST", template: "/api/v1/ai-agents/support-video/request", access: "ai", body: { reason: "The app crashes on start", platform: "web" }, expect: 201 },
   // 404: no user usr_nobody.
