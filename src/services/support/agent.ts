@@ -6,6 +6,7 @@ import type { Logger } from "../../platform/logger";
 import type { Random } from "../../platform/ids";
 import { languageName, type LanguageCode } from "../ai/languages";
 import { createFence, echoesPrompt, InferenceError, type InferenceClient } from "../inference";
+import { choicesOf } from "../inference/choices";
 import type { Hit } from "../kb/retrieval";
 import { categoryOf, type Section, type SupportCategory } from "../kb/sections";
 import type { KbCache } from "../kb/snapshot";
@@ -65,13 +66,27 @@ export interface SupportContext {
 export const SECTIONS_FOR_MODEL = 4;
 const MAX_SECTION_CHARS = 2_500;
 
-const ModelAnswer = z.object({
-  response: z.string().min(1).max(4_000),
-  citations: z.array(z.string().max(200)).max(8),
-  escalate: z.boolean(),
-  ticketHint: z.string().max(300),
-});
-type ModelAnswer = z.infer<typeof ModelAnswer>;
+/** The section labels the model sees for `count` retrieved sections: S1…Sn. */
+const labelsFor = (count: number) => Array.from({ length: count }, (_, i) => `S${i + 1}`);
+
+/**
+ * The model's answer for one request. Its citations are an enum of the labels of the sections
+ * shown, so a host that enforces the schema can only cite those; whatever else a host writes is
+ * resolved to a shown section (its label, title or id) or dropped.
+ */
+function modelAnswerSchema(hits: Hit[]) {
+  const labels = labelsFor(hits.length);
+  return z.object({
+    response: z.string().min(1).max(4_000),
+    citations: choicesOf(labels, 8, (ref) => {
+      const section = resolveCitation(ref, hits);
+      return section ? labels[hits.findIndex((h) => h.section === section)] : undefined;
+    }),
+    escalate: z.boolean(),
+    ticketHint: z.string().max(300),
+  });
+}
+type ModelAnswer = z.infer<ReturnType<typeof modelAnswerSchema>>;
 
 const oneLine = (text: string, max: number) => {
   const flat = text.replace(/\s+/g, " ").trim();
@@ -129,7 +144,8 @@ const cite = (s: Section): Citation => ({ title: s.title, source: s.source });
 
 /**
  * Answers a member's support question from the knowledge base: retrieve the best sections, let
- * the model answer from them alone (citations it invents are dropped), and fall back to a
+ * the model answer from them alone (the schema lets it cite only those; anything else a host
+ * writes is dropped), and fall back to a
  * deterministic answer built from the best section whenever the model cannot answer.
  */
 export async function answerSupport(ctx: SupportContext, actor: Principal, question: SupportQuestion): Promise<{ answer: SupportAnswer; via: "model" | "fallback" }> {
@@ -148,8 +164,8 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
     try {
       const model = await askModel(ctx, question, hits, reasons);
       const used = new Map<string, Section>();
-      for (const ref of model.citations) {
-        const section = resolveCitation(ref, hits);
+      for (const label of model.citations) {
+        const section = resolveCitation(label, hits);
         if (section) used.set(section.id, section);
       }
       const allReasons: EscalationReason[] = model.escalate ? [...reasons, "model"] : reasons;
@@ -254,7 +270,7 @@ async function askModel(ctx: SupportContext, question: SupportQuestion, hits: Hi
       { role: "system", content: system },
       { role: "user", content: user },
     ],
-    schema: ModelAnswer,
+    schema: modelAnswerSchema(hits),
     check: (value) => echoesPrompt(value, system, fence.tag),
     signal: ctx.signal,
     timeoutMs: ctx.timeoutMs,
