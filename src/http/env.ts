@@ -8,6 +8,7 @@ import type { CachedTierLookup, TierLookup } from "../services/tiers/port";
 import type { UserCache } from "../services/users/ensure-user";
 import type { InferenceClient } from "../services/inference/types";
 import type { PendingContextRead } from "../services/ai/context-cache";
+import type { KbRuntime } from "../services/kb/runtime";
 
 
 /** State an app instance keeps across requests (caches, counters); built once by createApp. */
@@ -28,6 +29,8 @@ export interface Runtime {
   streamClosers: Set<() => void>;
   /** The inference port (failover and host cooldowns live in it, per app instance). */
   inference: InferenceClient;
+  /** The knowledge base's snapshot cache, embeddings and asset ports. */
+  kb: KbRuntime;
   /** Learnt on the first deferred task: Workers have an execution context, Node does not. */
   hasExecutionContext?: boolean;
 }

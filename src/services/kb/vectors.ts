@@ -106,8 +106,17 @@ interface Build {
   failedAt?: number;
 }
 
-/** Per snapshot (KB version + asset set) and embedding model: the section vectors of one instance. */
-const builds = new WeakMap<object, Map<string, Build>>();
+/** One app instance's embeddings (src/services/kb/runtime.ts). */
+export interface EmbeddingState {
+  /** Per snapshot (KB version + asset set) and embedding model: the section vectors. */
+  readonly builds: WeakMap<object, Map<string, Build>>;
+  /** Until when questions skip their embedding after one failed (epoch ms). */
+  queryRestUntil: number;
+}
+
+export function createEmbeddingState(): EmbeddingState {
+  return { builds: new WeakMap(), queryRestUntil: 0 };
+}
 
 export interface SectionVectorsOptions {
   inference: InferenceClient;
@@ -122,8 +131,9 @@ export interface SectionVectorsOptions {
  * after a failure) their build in the background: BM25 serves at once and the blend switches on
  * when the vectors arrive. Batches go one after another so a rebuild never floods the host.
  */
-export function sectionVectors(snapshot: object, sections: readonly Section[], options: SectionVectorsOptions): VectorSet | undefined {
+export function sectionVectors(state: EmbeddingState, snapshot: object, sections: readonly Section[], options: SectionVectorsOptions): VectorSet | undefined {
   const { inference, clock } = options;
+  const { builds } = state;
   const model = inference.embedModel;
   if (!model || !inference.embed || sections.length === 0) return undefined;
   let perModel = builds.get(snapshot);
@@ -156,12 +166,16 @@ export function sectionVectors(snapshot: object, sections: readonly Section[], o
 
 /** After a question's embedding failed, questions skip it for this long rather than each wait out the timeout. */
 const QUERY_REST_MS = 30_000;
-const queryRestUntil = new WeakMap<InferenceClient, number>();
 
 /** The question's vector within `timeoutMs`, or undefined on any failure (retrieval then uses BM25 alone). */
-export async function queryVector(inference: InferenceClient, query: string, options: { clock: Clock; timeoutMs: number; signal?: AbortSignal }): Promise<Vector | undefined> {
+export async function queryVector(
+  state: EmbeddingState,
+  inference: InferenceClient,
+  query: string,
+  options: { clock: Clock; timeoutMs: number; signal?: AbortSignal },
+): Promise<Vector | undefined> {
   if (!inference.embedModel || !inference.embed) return undefined;
-  if ((queryRestUntil.get(inference) ?? 0) > options.clock.now()) return undefined;
+  if (state.queryRestUntil > options.clock.now()) return undefined;
   // One deadline over every host attempt, as the caller's abort: an embedding slower than the
   // question can wait for is not a host failure, so it must not cool the host down for chat.
   const deadline = AbortSignal.timeout(options.timeoutMs);
@@ -169,7 +183,7 @@ export async function queryVector(inference: InferenceClient, query: string, opt
     const { embeddings } = await inference.embed({ input: [query], signal: options.signal ? AbortSignal.any([options.signal, deadline]) : deadline });
     return embeddings[0] ? unit(embeddings[0]) : undefined;
   } catch {
-    if (!options.signal?.aborted) queryRestUntil.set(inference, options.clock.now() + QUERY_REST_MS);
+    if (!options.signal?.aborted) state.queryRestUntil = options.clock.now() + QUERY_REST_MS;
     return undefined;
   }
 }

@@ -10,7 +10,7 @@ import { choicesOf } from "../inference/choices";
 import type { Hit } from "../kb/retrieval";
 import { categoryOf, type Section, type SupportCategory } from "../kb/sections";
 import type { KbCache } from "../kb/snapshot";
-import { queryVector, sectionVectors } from "../kb/vectors";
+import { queryVector, sectionVectors, type EmbeddingState } from "../kb/vectors";
 import type { Clock } from "../../platform/clock";
 import { escalationReasons, SAFETY_REASONS, type EscalationReason } from "./escalation";
 import { phrasesFor } from "./phrases";
@@ -54,6 +54,8 @@ export interface SupportContext {
   signal?: AbortSignal;
   /** Blended retrieval when the inference client has an embedding model; BM25 alone without this. */
   embeddings?: {
+    /** The app instance's section and question embeddings. */
+    state: EmbeddingState;
     clock: Clock;
     /** The longest the question waits for its own vector. */
     timeoutMs: number;
@@ -197,9 +199,9 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
  */
 async function semanticFor(ctx: SupportContext, sections: Section[], snapshot: object, searchText: string) {
   if (!ctx.embeddings || !ctx.inference.embedModel) return undefined;
-  const vectors = sectionVectors(snapshot, sections, { inference: ctx.inference, clock: ctx.embeddings.clock, logger: ctx.logger, background: ctx.embeddings.background });
+  const vectors = sectionVectors(ctx.embeddings.state, snapshot, sections, { inference: ctx.inference, clock: ctx.embeddings.clock, logger: ctx.logger, background: ctx.embeddings.background });
   if (!vectors) return undefined;
-  const query = await queryVector(ctx.inference, searchText, { clock: ctx.embeddings.clock, timeoutMs: ctx.embeddings.timeoutMs, signal: ctx.signal });
+  const query = await queryVector(ctx.embeddings.state, ctx.inference, searchText, { clock: ctx.embeddings.clock, timeoutMs: ctx.embeddings.timeoutMs, signal: ctx.signal });
   return query ? { vectors, sections, query } : undefined;
 }
 

@@ -29,6 +29,8 @@ export interface Semantic {
   vectors: VectorSet;
   sections: readonly Section[];
   query: Vector;
+  /** Section → its row in `vectors`, when the caller keeps one; built for the call otherwise. */
+  rows?: ReadonlyMap<Section, number>;
 }
 
 /**
@@ -56,7 +58,7 @@ export function relevantHits(index: SectionIndex, query: string, limit: number, 
 
   const scored: Hit[] = [];
   const { sections } = semantic;
-  const rowOf = sectionRows(sections);
+  const rowOf = semantic.rows ?? new Map(sections.map((s, i) => [s, i]));
   const { rows, cosines } = candidateSimilarities(semantic.vectors, semantic.query, [...lexicalShare.keys()].map((s) => rowOf.get(s) ?? -1));
   for (let i = 0; i < rows.length; i++) {
     const section = sections[rows[i]!];
@@ -69,12 +71,4 @@ export function relevantHits(index: SectionIndex, query: string, limit: number, 
   }
   scored.sort((a, b) => b.score - a.score);
   return scored.slice(0, limit);
-}
-
-/** Section → its row in the vector set, built once per section list (a snapshot's sections never change). */
-const rowsBySections = new WeakMap<readonly Section[], Map<Section, number>>();
-function sectionRows(sections: readonly Section[]): Map<Section, number> {
-  let rows = rowsBySections.get(sections);
-  if (!rows) rowsBySections.set(sections, (rows = new Map(sections.map((s, i) => [s, i]))));
-  return rows;
 }
