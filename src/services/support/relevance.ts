@@ -1,6 +1,6 @@
 import type { Hit, SectionIndex } from "../kb/retrieval";
 import type { Section } from "../kb/sections";
-import { candidateSimilarities, type Vector, type VectorSet } from "../kb/vectors";
+import { similarities, type Vector, type VectorSet } from "../kb/vectors";
 
 /**
  * Below this share of the top score a section is noise: it shares a word or two with the
@@ -29,8 +29,6 @@ export interface Semantic {
   vectors: VectorSet;
   sections: readonly Section[];
   query: Vector;
-  /** Section → its row in `vectors`, when the caller keeps one; built for the call otherwise. */
-  rows?: ReadonlyMap<Section, number>;
 }
 
 /**
@@ -58,10 +56,9 @@ export function relevantHits(index: SectionIndex, query: string, limit: number, 
 
   const scored: Hit[] = [];
   const { sections } = semantic;
-  const rowOf = semantic.rows ?? new Map(sections.map((s, i) => [s, i]));
-  const { rows, cosines } = candidateSimilarities(semantic.vectors, semantic.query, [...lexicalShare.keys()].map((s) => rowOf.get(s) ?? -1));
-  for (let i = 0; i < rows.length; i++) {
-    const section = sections[rows[i]!];
+  const cosines = similarities(semantic.vectors, semantic.query);
+  for (let i = 0; i < cosines.length; i++) {
+    const section = sections[i];
     if (!section) continue;
     const cos = cosines[i] ?? 0;
     const share = lexicalShare.get(section);
