@@ -8,6 +8,7 @@ import type { CachedTierLookup, TierLookup } from "../services/tiers/port";
 import type { UserCache } from "../services/users/ensure-user";
 import type { HostHealth, InferenceClient } from "../services/inference/types";
 import type { PendingContextRead } from "../services/ai/context-cache";
+import type { KbRuntime } from "../services/kb/runtime";
 
 
 /** State an app instance keeps across requests (caches, counters); built once by createApp. */
@@ -30,6 +31,8 @@ export interface Runtime {
   inference: InferenceClient;
   /** The last probe of the inference hosts, shared by /ai-agents/health callers for a few seconds. */
   aiHealth?: { at: number; report: Promise<HostHealth[]> };
+  /** The knowledge base's snapshot cache, embeddings and asset ports. */
+  kb: KbRuntime;
   /** Learnt on the first deferred task: Workers have an execution context, Node does not. */
   hasExecutionContext?: boolean;
 }
