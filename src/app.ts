@@ -8,6 +8,8 @@ import { apiKeyRoutes } from "./routes/admin/api-keys";
 import { authTestRoutes } from "./routes/auth/test";
 import { observabilityRoutes } from "./routes/admin/observability";
 import { coinAdminRoutes } from "./routes/admin/coins";
+import { auditRoutes } from "./routes/admin/audit";
+import { regionRoutes } from "./routes/config/regions";
 import { subscriptionRoutes } from "./routes/subscriptions";
 import { walletRoutes } from "./routes/wallet";
 import { matchingRoutes } from "./routes/matching";
@@ -85,6 +87,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", walletRoutes);
   app.route("/", subscriptionRoutes);
   app.route("/", coinAdminRoutes);
+  app.route("/", auditRoutes);
+  app.route("/", regionRoutes);
   app.route("/", matchingRoutes);
   app.route("/", discoveryRoutes);
   app.route("/", profileRoutes);

@@ -57,6 +57,11 @@ export const ROUTES: RouteCase[] = [
   // 422 insufficient_funds: a fresh wallet holds 0 coins.
   { method: "POST", template: "/api/v1/subscriptions", access: "user", body: { planId: "premium" }, expect: 422 },
   { method: "GET", template: "/api/v1/admin/coins/mint/state", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/admin/audit", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/admin/config/maps/regions", access: "admin", expect: 200 },
+  // 428: the matrix sends no If-Match (docs/api/admin.md: the write must name the version it replaces).
+  { method: "PUT", template: "/api/v1/admin/config/maps/regions", access: "admin", body: { enabled: ["DE"] }, expect: 428 },
+  { method: "GET", template: "/api/v1/config/maps/regions", access: "user", expect: 200 },
   // 404: a fresh caller has no profile yet.
   { method: "GET", template: "/api/v1/profiles/discover", access: "user", expect: 404 },
   // 404: a fresh caller has no profile yet.

@@ -67,7 +67,7 @@ const AssetsQuery = z.object({
 });
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
-const kbContext = (c: Context<AppEnv>): KbContext => ({ db: c.var.db, cache: kbCache(c.var.deps) });
+const kbContext = (c: Context<AppEnv>): KbContext => ({ db: c.var.db, cache: kbCache(c.var.deps), ids: c.var.deps.ids, requestId: c.var.requestId });
 
 const MAX_FILE_NAME = 255;
 

@@ -38,5 +38,7 @@ export function assetContext(c: Context<AppEnv>): AssetContext {
     fetch: deps.assetFetch ?? deps.fetch,
     resolver: ports.resolver,
     allowedHosts: deps.assetFetchAllowedHosts,
+    requestId: c.var.requestId,
+    now: deps.clock.now(),
   };
 }

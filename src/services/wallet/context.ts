@@ -11,9 +11,11 @@ export interface MoneyContext {
   now: number;
   maxTransfer: number;
   idempotency?: IdempotencyHandle;
+  /** The request a write serves, for the audit entry of an admin's write. */
+  requestId: string;
 }
 
 export function moneyContext(c: Context<AppEnv>): MoneyContext {
   const { db, deps } = c.var;
-  return { db, ids: deps.ids, now: deps.clock.now(), maxTransfer: deps.config.WALLET_MAX_TRANSFER, idempotency: c.var.idempotency };
+  return { db, ids: deps.ids, now: deps.clock.now(), maxTransfer: deps.config.WALLET_MAX_TRANSFER, idempotency: c.var.idempotency, requestId: c.var.requestId };
 }
