@@ -59,19 +59,16 @@ export async function createApiKey(d: KeyServiceDeps, actor: Principal, input: {
   const id = d.ids.next("key");
   const [row] = await d.db.transaction(async (tx) => {
     const inserted = await tx
-    .insert(apiKeys)
-    .values({
-      id,
-      keyHash: await sha256Hex(key),
-      prefix: key.slice(0, PREFIX_LENGTH),
-      name: input.name ?? null,
-      createdBy: actor.userId,
-      createdAt,
-      expiresAt,
-    })
-    .returning();
+      .insert(apiKeys)
+      .values({ id, keyHash: await sha256Hex(key), prefix: key.slice(0, PREFIX_LENGTH), name: input.name ?? null, createdBy: actor.userId, createdAt, expiresAt })
+      .returning();
     // The key itself never enters the log; its id and prefix identify it.
-    await recordAudit(tx, d.ids, { actor, requestId: d.requestId }, createdAt, { action: "api_key.create", targetType: "api_key", targetId: id, details: { prefix: key.slice(0, PREFIX_LENGTH), name: input.name ?? null, expiresAt: expiresAt?.toISOString() ?? null } });
+    await recordAudit(tx, d.ids, { actor, requestId: d.requestId }, createdAt, {
+      action: "api_key.create",
+      targetType: "api_key",
+      targetId: id,
+      details: { prefix: key.slice(0, PREFIX_LENGTH), name: input.name ?? null, expiresAt: expiresAt?.toISOString() ?? null },
+    });
     return inserted;
   });
   if (!row) throw new Error("api key insert returned no row");
