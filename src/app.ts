@@ -10,6 +10,7 @@ import { observabilityRoutes } from "./routes/admin/observability";
 import { coinAdminRoutes } from "./routes/admin/coins";
 import { auditRoutes } from "./routes/admin/audit";
 import { regionRoutes } from "./routes/config/regions";
+import { voucherRoutes } from "./routes/admin/vouchers";
 import { subscriptionRoutes } from "./routes/subscriptions";
 import { walletRoutes } from "./routes/wallet";
 import { matchingRoutes } from "./routes/matching";
@@ -89,6 +90,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", coinAdminRoutes);
   app.route("/", auditRoutes);
   app.route("/", regionRoutes);
+  app.route("/", voucherRoutes);
   app.route("/", matchingRoutes);
   app.route("/", discoveryRoutes);
   app.route("/", profileRoutes);
