@@ -28,6 +28,11 @@ export interface AppDeps {
    * Node, bundled into the Worker.
    */
   apiReferenceScript: () => Promise<string>;
+  /**
+   * The caller's network address, as the runtime knows it (the socket on Node, Cloudflare's
+   * CF-Connecting-IP on Workers); per-address limits apply where it answers. Absent: none known.
+   */
+  clientAddress?: (request: Request, env: unknown) => string | null;
   /** Plan tier per user for rate limits; defaults to reading subscriptions. */
   tierLookup?: TierLookup;
   /** Bytes of knowledge-base assets; defaults to an in-process store (single instance only). */

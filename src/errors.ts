@@ -17,6 +17,10 @@ export const ERROR_STATUS = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  /** If-Match named a version that is no longer current. */
+  precondition_failed: 412,
+  /** A write that must name the version it replaces came without If-Match. */
+  precondition_required: 428,
   insufficient_funds: 422,
   insufficient_data: 422,
   rate_limit_exceeded: 429,
@@ -43,6 +47,8 @@ const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   not_found: "not found",
   conflict: "conflict",
   payload_too_large: "request body too large",
+  precondition_failed: "the resource changed since the version named in If-Match",
+  precondition_required: "If-Match is required",
   insufficient_funds: "insufficient funds",
   insufficient_data: "not enough data",
   rate_limit_exceeded: "rate limit exceeded",
@@ -108,7 +114,9 @@ export function codeForStatus(status: number): ErrorCode {
     case 403: return "forbidden";
     case 404: return "not_found";
     case 409: return "conflict";
+    case 412: return "precondition_failed";
     case 413: return "payload_too_large";
+    case 428: return "precondition_required";
     case 429: return "rate_limit_exceeded";
     case 503: return "service_unavailable";
     default: return status >= 400 && status < 500 ? "invalid_input" : "internal_error";

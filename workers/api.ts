@@ -137,6 +137,8 @@ function buildDeps(env: WorkerEnv): AppDeps {
     fetch,
     tokenVerifier: createVerifier(config, kv, logger, fetch),
     apiReferenceScript: () => Promise.resolve(apiReferenceScript),
+    // Set by Cloudflare's edge for every request; a client cannot supply its own.
+    clientAddress: (request) => request.headers.get("cf-connecting-ip"),
     // Without the binding assets live in the isolate's memory: fine for `wrangler dev`, not for production.
     ...(env.KB_ASSETS ? { blobs: createR2BlobStore(env.KB_ASSETS) } : {}),
   };

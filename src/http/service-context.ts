@@ -6,7 +6,7 @@ import type { AppEnv } from "./env";
 /** What the money services need from a request: its database session, clock, limits and key. */
 export function moneyContext(c: Context<AppEnv>): MoneyContext {
   const { db, deps } = c.var;
-  return { db, ids: deps.ids, now: deps.clock.now(), maxTransfer: deps.config.WALLET_MAX_TRANSFER, idempotency: c.var.idempotency };
+  return { db, ids: deps.ids, now: deps.clock.now(), maxTransfer: deps.config.WALLET_MAX_TRANSFER, idempotency: c.var.idempotency, requestId: c.var.requestId };
 }
 
 /** What the payment services need from a request: its database session, the outside world and its Idempotency-Key. */

@@ -73,6 +73,8 @@ export async function buildNodeDeps(config: Config, logger = createJsonLogger({ 
     blobs: createFileBlobStore(blobDirectory(config.DATA_DIR)),
     resolver: systemResolver,
     apiReferenceScript: readApiReferenceScript,
+    // The peer of the socket: behind a reverse proxy that is the proxy, whose clients then share one address's limits.
+    clientAddress: (_request, env) => (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress ?? null,
     async close() {
       await Promise.allSettled([kv.close(), database.close()]);
     },

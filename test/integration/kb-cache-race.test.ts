@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal";
 import type { Db } from "../../src/db/port";
 import { fixedClock } from "../../src/platform/clock";
+import { createIdGenerator, webRandom } from "../../src/platform/ids";
 import { replaceKb } from "../../src/services/kb/document";
 import { createKbCache, KB_CACHE_MS } from "../../src/services/kb/snapshot";
 import { ensureUser } from "../../src/services/users/ensure-user";
@@ -44,10 +45,11 @@ describe("the KB cache of one instance", () => {
     const admin: Principal = { userId: user.id, email: null, role: "admin", credential: "token" };
     const clock = fixedClock(Date.now());
     const cache = createKbCache(clock);
-    await replaceKb({ db, cache }, admin, "# One\n\nversion one");
+    const audit = { ids: createIdGenerator(clock, webRandom), requestId: "req_kbrace" };
+    await replaceKb({ db, cache, ...audit }, admin, "# One\n\nversion one");
     await cache.get(db);
     // Another instance writes; this one notices once its cache time is up.
-    await replaceKb({ db, cache: createKbCache(clock) }, admin, "# Two\n\nversion two");
+    await replaceKb({ db, cache: createKbCache(clock), ...audit }, admin, "# Two\n\nversion two");
     clock.advance(KB_CACHE_MS + 1);
 
     // A reader's reload reads version two (the stamp query, then the two loads) and is slow to publish...
@@ -55,7 +57,7 @@ describe("the KB cache of one instance", () => {
     const late = cache.get(slow.db);
     await slow.held;
     // ...while this instance writes version three and the next reader reloads it.
-    const three = await replaceKb({ db, cache }, admin, "# Three\n\nversion three");
+    const three = await replaceKb({ db, cache, ...audit }, admin, "# Three\n\nversion three");
     expect((await cache.get(db)).document.version).toBe(three.version);
     slow.open();
     expect((await late).document.content).toContain("version two");

@@ -63,6 +63,19 @@ export const ROUTES: RouteCase[] = [
   // 422 insufficient_funds: a fresh wallet holds 0 coins.
   { method: "POST", template: "/api/v1/subscriptions", access: "user", body: { planId: "premium" }, expect: 422 },
   { method: "GET", template: "/api/v1/admin/coins/mint/state", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/admin/audit", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/admin/config/maps/regions", access: "admin", expect: 200 },
+  // 428: the matrix sends no If-Match (docs/api/admin.md: the write must name the version it replaces).
+  { method: "PUT", template: "/api/v1/admin/config/maps/regions", access: "admin", body: { enabled: ["DE"] }, expect: 428 },
+  { method: "GET", template: "/api/v1/config/maps/regions", access: "user", expect: 200 },
+  { method: "POST", template: "/api/v1/admin/vouchers", access: "admin", body: { coins: 5, count: 1 }, expect: 201 },
+  { method: "GET", template: "/api/v1/admin/vouchers", access: "admin", expect: 200 },
+  // 404: no batch with that (well-formed) id.
+  { method: "POST", template: "/api/v1/admin/vouchers/batches/{batchId}/revoke", access: "admin", path: "/api/v1/admin/vouchers/batches/vbt_00000000000000000000000000/revoke", expect: 404 },
+  // 404: no voucher with that (well-formed) id.
+  { method: "POST", template: "/api/v1/admin/vouchers/{voucherId}/revoke", access: "admin", path: "/api/v1/admin/vouchers/vch_00000000000000000000000000/revoke", expect: 404 },
+  // 404: no such code.
+  { method: "POST", template: "/api/v1/vouchers/redeem", access: "user", body: { code: "0000-0000-0000-0000" }, expect: 404 },
   // 404: a fresh caller has no profile yet.
   { method: "GET", template: "/api/v1/profiles/discover", access: "user", expect: 404 },
   // 404: a fresh caller has no profile yet.

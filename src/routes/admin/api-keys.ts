@@ -41,7 +41,7 @@ const ListedKey = z
 
 const KeyIdParam = z.object({ keyId: z.string().min(1).max(64).regex(/^[A-Za-z0-9_]+$/) });
 
-const deps = (c: Context<AppEnv>): KeyServiceDeps => ({ db: c.var.db, ids: c.var.deps.ids, random: c.var.deps.random, now: c.var.deps.clock.now() });
+const deps = (c: Context<AppEnv>): KeyServiceDeps => ({ db: c.var.db, ids: c.var.deps.ids, random: c.var.deps.random, now: c.var.deps.clock.now(), requestId: c.var.requestId });
 
 export const apiKeyRoutes = createRouter()
   .openapi(

@@ -5,7 +5,7 @@ import type { KbContext } from "../../services/kb/document";
 
 /** What the KB document services need from a request: its database session and the instance's cache. */
 export function kbContext(c: Context<AppEnv>): KbContext {
-  return { db: c.var.db, cache: c.var.runtime.kb.cache };
+  return { db: c.var.db, cache: c.var.runtime.kb.cache, ids: c.var.deps.ids, requestId: c.var.requestId };
 }
 
 /** What the asset services need from a request: the instance's KB state and the deps' outbound ports. */
@@ -20,5 +20,7 @@ export function assetContext(c: Context<AppEnv>): AssetContext {
     fetch: deps.assetFetch ?? deps.fetch,
     resolver: kb.resolver,
     allowedHosts: deps.assetFetchAllowedHosts,
+    requestId: c.var.requestId,
+    now: deps.clock.now(),
   };
 }

@@ -20,7 +20,7 @@ const AwardResult = z.object({ success: z.boolean(), balance: z.number().int(), 
 const HistoryEntry = z
   .object({
     id: z.string(),
-    type: z.enum(["transfer", "award", "subscription", "funding"]),
+    type: z.enum(["transfer", "award", "subscription", "funding", "voucher"]),
     amount: z.number().int(),
     direction: z.enum(["credit", "debit"]),
     signedAmount: z.number().int(),

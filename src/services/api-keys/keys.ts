@@ -5,6 +5,7 @@ import { ApiError } from "../../errors";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import type { IdGenerator, Random } from "../../platform/ids";
 import { sha256Hex, toHex } from "../../platform/hash";
+import { recordAudit } from "../audit/log";
 
 /** 64 hex characters; keys are issued in lower case, and a client that upper-cases one sends the same key. */
 export const KEY_PATTERN = /^[0-9a-fA-F]{64}$/;
@@ -18,6 +19,8 @@ export interface KeyServiceDeps {
   ids: IdGenerator;
   random: Random;
   now: number;
+  /** The request a write serves, for its audit entry. */
+  requestId: string;
 }
 
 export interface CreatedKey {
@@ -53,18 +56,21 @@ export async function createApiKey(d: KeyServiceDeps, actor: Principal, input: {
   }
   const key = toHex(d.random.bytes(32));
   const createdAt = new Date(d.now);
-  const [row] = await d.db
-    .insert(apiKeys)
-    .values({
-      id: d.ids.next("key"),
-      keyHash: await sha256Hex(key),
-      prefix: key.slice(0, PREFIX_LENGTH),
-      name: input.name ?? null,
-      createdBy: actor.userId,
-      createdAt,
-      expiresAt,
-    })
-    .returning();
+  const id = d.ids.next("key");
+  const [row] = await d.db.transaction(async (tx) => {
+    const inserted = await tx
+      .insert(apiKeys)
+      .values({ id, keyHash: await sha256Hex(key), prefix: key.slice(0, PREFIX_LENGTH), name: input.name ?? null, createdBy: actor.userId, createdAt, expiresAt })
+      .returning();
+    // The key itself never enters the log; its id and prefix identify it.
+    await recordAudit(tx, d.ids, { actor, requestId: d.requestId }, createdAt, {
+      action: "api_key.create",
+      targetType: "api_key",
+      targetId: id,
+      details: { prefix: key.slice(0, PREFIX_LENGTH), name: input.name ?? null, expiresAt: expiresAt?.toISOString() ?? null },
+    });
+    return inserted;
+  });
   if (!row) throw new Error("api key insert returned no row");
   return { keyId: row.id, key, prefix: row.prefix, name: row.name, createdAt: createdAt.toISOString(), expiresAt: expiresAt?.toISOString() ?? null };
 }
@@ -100,12 +106,15 @@ export async function listApiKeys(d: KeyServiceDeps, actor: Principal): Promise<
 
 export async function revokeApiKey(d: KeyServiceDeps, actor: Principal, keyId: string): Promise<void> {
   assertSignedInAdmin(actor);
-  const revoked = await d.db
-    .update(apiKeys)
-    .set({ revokedAt: new Date(d.now) })
-    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
-    .returning({ id: apiKeys.id });
-  if (revoked.length === 0) throw new ApiError("not_found", "no such API key");
+  await d.db.transaction(async (tx) => {
+    const revoked = await tx
+      .update(apiKeys)
+      .set({ revokedAt: new Date(d.now) })
+      .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id, prefix: apiKeys.prefix });
+    if (revoked.length === 0) throw new ApiError("not_found", "no such API key");
+    await recordAudit(tx, d.ids, { actor, requestId: d.requestId }, d.now, { action: "api_key.revoke", targetType: "api_key", targetId: keyId, details: { prefix: revoked[0]!.prefix } });
+  });
 }
 
 export type KeyCheck =

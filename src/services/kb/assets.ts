@@ -9,6 +9,7 @@ import type { BlobStore } from "./blob-store";
 import { htmlTitle, htmlToText } from "./html";
 import { assetSections, type KbCache } from "./snapshot";
 import { fetchPublicUrl, type HostResolver } from "./url-fetch";
+import { recordAudit } from "../audit/log";
 
 /** decisions.md: KB asset uploads may be up to 10 MiB. */
 export const MAX_ASSET_BYTES = 10 * 1024 * 1024;
@@ -25,6 +26,9 @@ export interface AssetContext {
   fetch: typeof fetch;
   resolver: HostResolver;
   allowedHosts?: readonly string[];
+  /** The request a write serves and its time, for its audit entry. */
+  requestId: string;
+  now: number;
 }
 
 export type AssetInput =
@@ -146,10 +150,19 @@ export async function createAsset(ctx: AssetContext, actor: Principal, input: As
   await ctx.blobs.put(blobKey, bytes, contentType);
   let row: AssetRow;
   try {
-    [row] = (await ctx.db
-      .insert(kbAssets)
-      .values({ id, title, source, contentType, byteSize: bytes.byteLength, contentHash, blobKey, groundingText: grounding, sections, createdBy: actor.userId })
-      .returning(MANIFEST_COLUMNS)) as [AssetRow];
+    row = await ctx.db.transaction(async (tx) => {
+      const [inserted] = (await tx
+        .insert(kbAssets)
+        .values({ id, title, source, contentType, byteSize: bytes.byteLength, contentHash, blobKey, groundingText: grounding, sections, createdBy: actor.userId })
+        .returning(MANIFEST_COLUMNS)) as [AssetRow];
+      await recordAudit(tx, ctx.ids, { actor, requestId: ctx.requestId }, inserted.createdAt, {
+        action: "kb_asset.create",
+        targetType: "kb_asset",
+        targetId: id,
+        details: { title, source, contentType, bytes: bytes.byteLength },
+      });
+      return inserted;
+    });
   } catch (err) {
     await ctx.blobs.delete(blobKey).catch(() => undefined);
     throw err;
@@ -177,8 +190,12 @@ export async function listAssets(ctx: Pick<AssetContext, "db">, page: { limit: n
 /** Removes the asset, its manifest and (by invalidating the snapshot) its index entries. */
 export async function deleteAsset(ctx: AssetContext, actor: Principal, assetId: string): Promise<void> {
   assertAdmin(actor);
-  const [removed] = await ctx.db.delete(kbAssets).where(eq(kbAssets.id, assetId)).returning({ blobKey: kbAssets.blobKey });
-  if (!removed) throw new ApiError("not_found", "no such asset");
+  const removed = await ctx.db.transaction(async (tx) => {
+    const [deleted] = await tx.delete(kbAssets).where(eq(kbAssets.id, assetId)).returning({ blobKey: kbAssets.blobKey, title: kbAssets.title });
+    if (!deleted) throw new ApiError("not_found", "no such asset");
+    await recordAudit(tx, ctx.ids, { actor, requestId: ctx.requestId }, ctx.now, { action: "kb_asset.delete", targetType: "kb_asset", targetId: assetId, details: { title: deleted.title } });
+    return deleted;
+  });
   ctx.cache.invalidate();
   await ctx.blobs.delete(removed.blobKey);
 }

@@ -4,11 +4,16 @@ import { assertAdmin } from "../../auth/principal";
 import { kbVersions } from "../../db/tables/kb";
 import type { Db } from "../../db/port";
 import { ApiError } from "../../errors";
+import type { IdGenerator } from "../../platform/ids";
+import { recordAudit } from "../audit/log";
 import type { KbCache, KbDocument } from "./snapshot";
 
 export interface KbContext {
   db: Db;
   cache: KbCache;
+  ids: IdGenerator;
+  /** The request a write serves, for its audit entry. */
+  requestId: string;
 }
 
 /** The current document as readers see it: at most KB_CACHE_MS old. */
@@ -20,7 +25,16 @@ export async function readKb(ctx: KbContext): Promise<KbDocument> {
 export async function replaceKb(ctx: KbContext, actor: Principal, content: string): Promise<KbDocument> {
   assertAdmin(actor);
   if (content.trim() === "") throw new ApiError("invalid_input", "content must not be empty", { details: [{ path: "content", message: "must contain some Markdown" }] });
-  const [row] = await ctx.db.insert(kbVersions).values({ content, createdBy: actor.userId }).returning({ version: kbVersions.version, createdAt: kbVersions.createdAt });
+  const row = await ctx.db.transaction(async (tx) => {
+    const [inserted] = await tx.insert(kbVersions).values({ content, createdBy: actor.userId }).returning({ version: kbVersions.version, createdAt: kbVersions.createdAt });
+    await recordAudit(tx, ctx.ids, { actor, requestId: ctx.requestId }, inserted!.createdAt, {
+      action: "kb.replace",
+      targetType: "kb_version",
+      targetId: String(inserted!.version),
+      details: { bytes: new TextEncoder().encode(content).byteLength },
+    });
+    return inserted;
+  });
   ctx.cache.invalidate();
   return { content, version: row!.version, updatedAt: row!.createdAt.toISOString() };
 }

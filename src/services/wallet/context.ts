@@ -9,4 +9,6 @@ export interface MoneyContext {
   now: number;
   maxTransfer: number;
   idempotency?: IdempotencyHandle;
+  /** The request a write serves, for the audit entry of an admin's write. */
+  requestId: string;
 }

@@ -1,4 +1,5 @@
 import { ApiError } from "../../errors";
+import { recordAudit } from "../audit/log";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import { completeKeyWithEffect } from "../idempotency/keys";
 import type { MoneyContext } from "./context";
@@ -46,8 +47,9 @@ export async function awardCoins(m: MoneyContext, actor: Principal, input: { use
   checkAmount(input.amount, m.maxTransfer);
   return m.db.transaction(async (tx) => {
     const wallet = await ensureWallet(tx, input.userId, m.ids);
+    const txnId = m.ids.next("txn");
     const balances = await postTransaction(tx, {
-      id: m.ids.next("txn"),
+      id: txnId,
       type: "award",
       at: new Date(m.now),
       note: input.reason,
@@ -57,6 +59,7 @@ export async function awardCoins(m: MoneyContext, actor: Principal, input: { use
         { accountId: wallet, amount: input.amount },
       ],
     });
+    await recordAudit(tx, m.ids, { actor, requestId: m.requestId }, m.now, { action: "coins.award", targetType: "user", targetId: input.userId, details: { amount: input.amount, reason: input.reason, transactionId: txnId } });
     const result: AwardResult = { success: true, balance: balances.get(wallet) ?? 0, awardedAmount: input.amount };
     if (m.idempotency) await completeKeyWithEffect(tx, m.idempotency, 200, result, m.now);
     return result;
