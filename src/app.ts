@@ -31,6 +31,8 @@ import { agentsHostOnly } from "./http/agents-host";
 import { serveOpenApiDocument } from "./http/openapi-document";
 import { answerUnmatchedFirst } from "./http/unmatched";
 import { aiAgentRoutes } from "./routes/ai-agents";
+import { partnerRoutes } from "./routes/partners";
+import { partnerAdminRoutes } from "./routes/admin/partners";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -93,6 +95,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", paymentWebhookRoutes);
   app.route("/", kbRoutes);
   app.route("/", voiceRoutes);
+  app.route("/", partnerRoutes);
+  app.route("/", partnerAdminRoutes);
   app.route("/", aiAgentRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -71,6 +71,7 @@ export async function buildNodeDeps(config: Config, logger = createJsonLogger({ 
     fetch: globalThis.fetch.bind(globalThis),
     inferenceFetch: createNodeHttpFetch(),
     assetFetch: createNodeHttpFetch({ lookup: publicOnlyLookup(), streamAll: true }),
+    webhookFetch: createNodeHttpFetch({ lookup: publicOnlyLookup() }),
     blobs: createFileBlobStore(blobDirectory(config.DATA_DIR)),
     resolver: systemResolver,
     apiReferenceScript: readApiReferenceScript,
