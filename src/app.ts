@@ -33,6 +33,7 @@ import { answerUnmatchedFirst } from "./http/unmatched";
 import { aiAgentRoutes } from "./routes/ai-agents";
 import { partnerRoutes } from "./routes/partners";
 import { partnerAdminRoutes } from "./routes/admin/partners";
+import { messagingAdminRoutes } from "./routes/admin/messaging";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -97,6 +98,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", voiceRoutes);
   app.route("/", partnerRoutes);
   app.route("/", partnerAdminRoutes);
+  app.route("/", messagingAdminRoutes);
   app.route("/", aiAgentRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

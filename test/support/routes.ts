@@ -150,6 +150,7 @@ export const ROUTES: RouteCase[] = [
   // 404: a fresh caller has not applied as a partner (and has no such delivery).
   { method: "POST", template: "/api/v1/partner/deliveries/{deliveryId}/replay", access: "user", path: "/api/v1/partner/deliveries/msg_00000000000000000000000000/replay", expect: 404 },
   { method: "GET", template: "/api/v1/admin/partners", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/admin/messaging/observability", access: "admin", path: "/api/v1/admin/messaging/observability?window=1h", expect: 200 },
   // 404: no partner ptn_000….
   { method: "POST", template: "/api/v1/admin/partners/{partnerId}/approve", access: "admin", path: "/api/v1/admin/partners/ptn_00000000000000000000000000/approve", expect: 404 },
   // 404: no partner ptn_000….
