@@ -10,6 +10,7 @@ import { benchTransfers } from "./transfers";
 import { benchVersions, type Workload } from "./versions";
 import { benchWallet } from "./wallet";
 import { benchWebhooks } from "./webhooks";
+import { benchOutbox } from "./outbox";
 
 /** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N] [--streams N] [--warmup N]` */
 const [name = "http", ...rest] = process.argv.slice(2);
@@ -77,6 +78,7 @@ const benches: Record<string, () => Promise<void>> = {
       nodeArgsA: text("node-args-a")?.split(/\s+/).filter(Boolean),
       nodeArgsB: text("node-args-b")?.split(/\s+/).filter(Boolean),
     }),
+  outbox: () => benchOutbox({ events: flag("events", 10_000), rate: flag("rate", 500), endpoints: flag("endpoints", 50), failingShare: 0.1, recoverAfterSeconds: flag("recover", 10) }),
   webhooks: () => benchWebhooks({ deliveries: flag("deliveries", 2000), duplicateShare: 0.2, concurrency: flag("concurrency", 64), users: flag("users", 40) }),
 };
 

@@ -35,6 +35,9 @@ import { createKbRuntime } from "./services/kb/runtime";
 import { agentsHostOnly } from "./http/agents-host";
 import { serveOpenApiDocument } from "./http/openapi-document";
 import { aiAgentRoutes } from "./routes/ai-agents";
+import { partnerRoutes } from "./routes/partners";
+import { partnerAdminRoutes } from "./routes/admin/partners";
+import { messagingAdminRoutes } from "./routes/admin/messaging";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -103,6 +106,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", kbRoutes);
   app.route("/", voiceRoutes);
   app.route("/", agentRoutes);
+  app.route("/", partnerRoutes);
+  app.route("/", partnerAdminRoutes);
+  app.route("/", messagingAdminRoutes);
   app.route("/", aiAgentRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

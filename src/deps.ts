@@ -50,6 +50,13 @@ export interface AppDeps {
    * answer between our check and the connection (DNS rebinding) is refused.
    */
   assetFetch?: typeof fetch;
+  /**
+   * Outbound HTTP for partner webhook deliveries, when it should differ from `fetch`: the Node
+   * entry's checks the address each connection is made to, as for asset URLs.
+   */
+  webhookFetch?: typeof fetch;
+  /** Host names a webhook URL may point at although they resolve to a private address. Tests only. */
+  webhookAllowedHosts?: readonly string[];
   /** The self-hosted inference hosts; built from INFERENCE_* config over deps.fetch when absent. */
   inference?: InferenceClient;
   /**

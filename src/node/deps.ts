@@ -70,6 +70,7 @@ export async function buildNodeDeps(config: Config, logger = createJsonLogger({ 
     logger,
     fetch: globalThis.fetch.bind(globalThis),
     assetFetch: createLookupFetch(publicOnlyLookup()),
+    webhookFetch: createLookupFetch(publicOnlyLookup()),
     blobs: createFileBlobStore(blobDirectory(config.DATA_DIR)),
     resolver: systemResolver,
     apiReferenceScript: readApiReferenceScript,

@@ -6,6 +6,7 @@ import { reconcilePayments } from "../services/payments/reconcile";
 import { pruneEventOutbox } from "../services/matching/event-retention";
 import { pruneImpressionCounts } from "../services/discovery/impressions";
 import type { NodeDeps } from "./deps";
+import { outboxWorkerDeps, startOutboxLoop } from "../services/outbox/loop";
 
 const PRUNE_FIRST_AFTER_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -13,7 +14,8 @@ const PRUNE_EVERY_MS = 3_600_000;
 /**
  * The Node twin of the Workers cron triggers: payment reconciliation and the hourly pruning. One
  * process per deployment runs them (the single server, or the primary of a worker cluster), so a
- * run is never doubled by the workers. Returns the stop.
+ * run is never doubled by the workers. The outbox's delivery loop runs here too (several
+ * processes could run it safely, as claims skip each other's rows, but one is enough). Returns the stop.
  */
 export function startSchedules(deps: NodeDeps, config: Config, logger: Logger): () => void {
   // A run still going when the next is due is not doubled.
@@ -45,7 +47,9 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger): 
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
   firstPrune.unref();
   pruning.unref();
+  const outbox = startOutboxLoop(outboxWorkerDeps(deps, deps.database.session().db));
   return () => {
+    void outbox.stop();
     clearInterval(reconcile);
     clearInterval(pruning);
     clearTimeout(firstPrune);

@@ -38,6 +38,15 @@ export interface RouteCase {
 /** Refused to every API key: keys are managed by a signed-in admin (docs/api/authentication.md). */
 const SIGNED_IN_ONLY = 403;
 
+const PARTNER_APPLICATION = {
+  companyName: "Matrix Venues",
+  contactName: "Mat Rix",
+  contactEmail: "partners@matrix.example",
+  description: "Rooftop venue for first dates.",
+  businessType: "venue",
+  country: "KE",
+};
+
 export const ROUTES: RouteCase[] = [
   { method: "GET", template: "/health", access: "public", expect: 200 },
   // The browsable API reference and its script (decisions.md: /docs is public).
@@ -148,6 +157,25 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/ai-agents/experiences/pricing", access: "ai", body: { experienceType: "dinner", location: "Nairobi", duration: 120 }, expect: 200 },
   { method: "GET", template: "/api/v1/ai-agents/context/stats", access: "admin", expect: 200 },
   { method: "POST", template: "/api/v1/ai-agents/context/invalidate/{userId}", access: "admin", expect: 200 },
+  { method: "POST", template: "/api/v1/partners/apply", access: "user", body: PARTNER_APPLICATION, expect: 201 },
+  // 404: a fresh caller has not applied as a partner.
+  { method: "GET", template: "/api/v1/partner/profile", access: "user", expect: 404 },
+  // 404: a fresh caller has not applied as a partner.
+  { method: "PUT", template: "/api/v1/partner/profile", access: "user", body: { companyName: "Matrix Venues" }, expect: 404 },
+  // 404: a fresh caller has not applied as a partner.
+  { method: "POST", template: "/api/v1/partner/webhook/rotate-secret", access: "user", expect: 404 },
+  // 404: a fresh caller has not applied as a partner.
+  { method: "POST", template: "/api/v1/partner/webhook/test", access: "user", expect: 404 },
+  // 404: a fresh caller has not applied as a partner.
+  { method: "GET", template: "/api/v1/partner/deliveries", access: "user", expect: 404 },
+  // 404: a fresh caller has not applied as a partner (and has no such delivery).
+  { method: "POST", template: "/api/v1/partner/deliveries/{deliveryId}/replay", access: "user", path: "/api/v1/partner/deliveries/msg_00000000000000000000000000/replay", expect: 404 },
+  { method: "GET", template: "/api/v1/admin/partners", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/admin/messaging/observability", access: "admin", path: "/api/v1/admin/messaging/observability?window=1h", expect: 200 },
+  // 404: no partner ptn_000….
+  { method: "POST", template: "/api/v1/admin/partners/{partnerId}/approve", access: "admin", path: "/api/v1/admin/partners/ptn_00000000000000000000000000/approve", expect: 404 },
+  // 404: no partner ptn_000….
+  { method: "POST", template: "/api/v1/admin/partners/{partnerId}/reject", access: "admin", path: "/api/v1/admin/partners/ptn_00000000000000000000000000/reject", body: { reason: "matrix" }, expect: 404 },
 ];
 
 /**

@@ -1,0 +1,39 @@
+import { expect } from "vitest";
+import type { TestApp } from "./app";
+import { json, type TestUser } from "./users";
+
+export const APPLICATION = {
+  companyName: "Rooftop Dates Ltd",
+  contactName: "Amina Otieno",
+  contactEmail: "amina@rooftop.example",
+  website: "https://rooftop.example",
+  description: "Rooftop venue with dinners for two.",
+  businessType: "venue",
+  country: "KE",
+};
+
+export interface Profile {
+  partnerId: string;
+  status: string;
+  webhook: { url: string | null; events: string[]; enabled: boolean; disabledReason: string | null; secret?: string };
+  [key: string]: unknown;
+}
+
+export async function applyAsPartner(t: TestApp, user: TestUser, body: Record<string, unknown> = APPLICATION): Promise<Profile> {
+  const res = await t.request("/api/v1/partners/apply", json(body, user.headers));
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as Profile;
+}
+
+export const putProfile = (t: TestApp, user: TestUser, body: unknown) => t.request("/api/v1/partner/profile", { ...json(body, user.headers), method: "PUT" });
+
+/** Sets the webhook and returns the profile with the secret shown once. */
+export async function setWebhook(t: TestApp, user: TestUser, webhook: Record<string, unknown>): Promise<Profile> {
+  const res = await putProfile(t, user, { webhook });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await res.json()) as Profile;
+}
+
+export async function review(t: TestApp, admin: TestUser, partnerId: string, decision: "approve" | "reject", reason = "not a fit"): Promise<Response> {
+  return t.request(`/api/v1/admin/partners/${partnerId}/${decision}`, json(decision === "reject" ? { reason } : {}, admin.headers));
+}
