@@ -31,6 +31,7 @@ import { agentsHostOnly } from "./http/agents-host";
 import { serveOpenApiDocument } from "./http/openapi-document";
 import { answerUnmatchedFirst } from "./http/unmatched";
 import { aiAgentRoutes } from "./routes/ai-agents";
+import { translationRoutes } from "./routes/translations";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -94,6 +95,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", kbRoutes);
   app.route("/", voiceRoutes);
   app.route("/", aiAgentRoutes);
+  app.route("/", translationRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

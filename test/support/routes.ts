@@ -126,6 +126,9 @@ export const ROUTES: RouteCase[] = [
   },
   { method: "POST", template: "/api/v1/ai-agents/experiences/pricing", access: "ai", body: { experienceType: "dinner", location: "Nairobi", duration: 120 }, expect: 200 },
   { method: "GET", template: "/api/v1/ai-agents/context/stats", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/translations/{namespace}", access: "public", path: "/api/v1/translations/common?lang=en", expect: 200 },
+  // 404: no namespace sample_namespace (the language is checked first, so fr).
+  { method: "PUT", template: "/api/v1/admin/translations/{namespace}/{lang}", access: "admin", path: "/api/v1/admin/translations/sample_namespace/fr", body: {}, expect: 404 },
   { method: "POST", template: "/api/v1/ai-agents/context/invalidate/{userId}", access: "admin", expect: 200 },
 ];
 
