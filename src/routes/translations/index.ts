@@ -1,4 +1,5 @@
 import { createRouter } from "../../http/router";
 import { bundleRoutes } from "./bundles";
+import { jobRoutes } from "./jobs";
 
-export const translationRoutes = createRouter().route("/", bundleRoutes);
+export const translationRoutes = createRouter().route("/", bundleRoutes).route("/", jobRoutes);
