@@ -21,6 +21,7 @@ import { pruneImpressionCounts } from "../src/services/discovery/impressions";
 import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-store";
 import { inferenceFromConfig } from "../src/services/inference/from-config";
 import { runTranslationJobs } from "../src/services/translations/seeding";
+import { pruneTranslationCache } from "../src/services/translations/member-text";
 // The API reference page's script as text (wrangler.toml [[rules]]), served by the app.
 import apiReferenceScript from "../vendor/scalar-api-reference/standalone.js?raw";
 
@@ -110,6 +111,7 @@ export function createWorker(): WorkerHandler {
         task("payment reconciliation", reconcilePayments(paymentDepsOf(deps, session.db))),
         task("event outbox pruning", pruneEventOutbox(session.db, deps.clock.now(), deps.logger)),
         task("impression pruning", pruneImpressionCounts(session.db, deps.clock.now(), deps.logger)),
+        task("translation cache pruning", pruneTranslationCache(session.db, deps.clock.now(), deps.logger)),
         // Seeding jobs a request's waitUntil did not finish, or that waited for the inference hosts.
         task(
           "translation jobs",

@@ -8,6 +8,7 @@ import { pruneImpressionCounts } from "../services/discovery/impressions";
 import type { BackgroundWork } from "../platform/background";
 import { inferenceFromConfig } from "../services/inference/from-config";
 import { runTranslationJobs } from "../services/translations/seeding";
+import { pruneTranslationCache } from "../services/translations/member-text";
 import type { NodeDeps } from "./deps";
 
 const PRUNE_FIRST_AFTER_MS = 60_000;
@@ -46,6 +47,7 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
   const prune = () => {
     upkeep("event outbox pruning", pruneEventOutbox);
     upkeep("impression pruning", pruneImpressionCounts);
+    upkeep("translation cache pruning", pruneTranslationCache);
   };
   const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
