@@ -40,18 +40,18 @@ const getBundle = createRoute({
   security: [],
   request: { params: z.object({ namespace: Namespace }), query: z.object({ lang: Lang.optional().openapi({ example: "pt-BR" }) }) },
   responses: {
-      200: {
-        description: "The bundle, with `ETag`, `Content-Language` and `Cache-Control: public, max-age=3600`",
-        headers: z.object({
-          ETag: z.string().openapi({ description: "Strong; changes with the content" }),
-          "Content-Language": z.string().openapi({ description: "e.g. `pt-BR, pt, en`" }),
-          "Cache-Control": z.string(),
-        }),
-        content: { "application/json": { schema: Bundle } },
-      },
-      304: { description: "Unchanged since the ETag sent in If-None-Match" },
-      400: err("`lang` is not a supported language (`invalid_language`)"),
-      404: err("No such namespace"),
+    200: {
+      description: "The bundle, with `ETag`, `Content-Language` and `Cache-Control: public, max-age=3600`",
+      headers: z.object({
+        ETag: z.string().openapi({ description: "Strong; changes with the content" }),
+        "Content-Language": z.string().openapi({ description: "e.g. `pt-BR, pt, en`" }),
+        "Cache-Control": z.string(),
+      }),
+      content: { "application/json": { schema: Bundle } },
+    },
+    304: { description: "Unchanged since the ETag sent in If-None-Match" },
+    400: err("`lang` is not a supported language (`invalid_language`)"),
+    404: err("No such namespace"),
   },
 });
 
