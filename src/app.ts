@@ -38,6 +38,7 @@ import { aiAgentRoutes } from "./routes/ai-agents";
 import { partnerRoutes } from "./routes/partners";
 import { partnerAdminRoutes } from "./routes/admin/partners";
 import { messagingAdminRoutes } from "./routes/admin/messaging";
+import { translationRoutes } from "./routes/translations";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -110,6 +111,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", partnerAdminRoutes);
   app.route("/", messagingAdminRoutes);
   app.route("/", aiAgentRoutes);
+  app.route("/", translationRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

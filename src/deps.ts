@@ -9,6 +9,7 @@ import type { TierLookup } from "./services/tiers/port";
 import type { BlobStore } from "./services/kb/blob-store";
 import type { HostResolver } from "./services/kb/url-fetch";
 import type { InferenceClient } from "./services/inference/types";
+import type { BackgroundWork } from "./platform/background";
 
 /** Everything the app needs from the outside world; each entry builds these and nothing else. */
 export interface AppDeps {
@@ -65,4 +66,10 @@ export interface AppDeps {
    * complete instead of waiting for clients that never hang up.
    */
   stopping?: AbortSignal;
+  /**
+   * Where a process keeps count of the background work it started (translation jobs), so that
+   * stopping waits for it; the Node entry builds one. Workers keep such work alive through
+   * waitUntil instead.
+   */
+  background?: BackgroundWork;
 }

@@ -19,6 +19,9 @@ import { reconcilePayments } from "../src/services/payments/reconcile";
 import { pruneEventOutbox } from "../src/services/matching/event-retention";
 import { pruneImpressionCounts } from "../src/services/discovery/impressions";
 import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-store";
+import { inferenceFromConfig } from "../src/services/inference/from-config";
+import { runTranslationJobs } from "../src/services/translations/seeding";
+import { pruneTranslationCache } from "../src/services/translations/member-text";
 // The API reference page's script as text (wrangler.toml [[rules]]), served by the app.
 import apiReferenceScript from "../vendor/scalar-api-reference/standalone.js?raw";
 
@@ -36,13 +39,15 @@ export interface WorkerEnv {
 
 export interface WorkerHandler {
   fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response>;
-  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation and the event outbox's pruning. */
+  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation, the event outbox's pruning and translation jobs. */
   scheduled(controller: unknown, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
 }
 
 type State = { ready: true; app: App; deps: AppDeps } | { ready: false; variables: string[]; detail: string };
 
 const ids = createIdGenerator(systemClock, webRandom);
+/** A cron run's share of translation work; the next run (five minutes on) goes on with the rest. */
+const CRON_TRANSLATION_BUDGET_MS = 120_000;
 
 /**
  * A handler with its own per-isolate cache. The default export is one of these; tests make
@@ -106,6 +111,12 @@ export function createWorker(): WorkerHandler {
         task("payment reconciliation", reconcilePayments(paymentDepsOf(deps, session.db))),
         task("event outbox pruning", pruneEventOutbox(session.db, deps.clock.now(), deps.logger)),
         task("impression pruning", pruneImpressionCounts(session.db, deps.clock.now(), deps.logger)),
+        task("translation cache pruning", pruneTranslationCache(session.db, deps.clock.now(), deps.logger)),
+        // Seeding jobs a request's waitUntil did not finish, or that waited for the inference hosts.
+        task(
+          "translation jobs",
+          runTranslationJobs({ db: session.db, inference: inferenceFromConfig(deps.config, deps), random: deps.random, clock: deps.clock, logger: deps.logger, budgetMs: CRON_TRANSLATION_BUDGET_MS }),
+        ),
       ]).finally(() => session.release?.());
       ctx.waitUntil(run);
       await run;

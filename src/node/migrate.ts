@@ -4,7 +4,9 @@ import { migrate } from "drizzle-orm/node-postgres/migrator";
 import type { Db } from "../db/port";
 import { queryRows } from "../db/rows";
 import type { Logger } from "../platform/logger";
+import { syncSourceBundles } from "../services/translations/bundles";
 import type { NodeDatabase } from "./database";
+import { readSourceBundles, SOURCE_LOCALES_FOLDER } from "./locales";
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../migrations", import.meta.url));
 
@@ -22,9 +24,11 @@ async function appliedCount(db: Db): Promise<number> {
 
 /**
  * Applies pending migrations under a session-level advisory lock, so two servers starting at
- * once queue up: the second finds nothing left to do. Returns how many it applied.
+ * once queue up: the second finds nothing left to do. Then loads the English translation bundles
+ * of locales/en, which change with the code rather than by migration. Returns how many
+ * migrations it applied.
  */
-export async function migrateDatabase(database: NodeDatabase, logger: Logger, folder = MIGRATIONS_FOLDER): Promise<number> {
+export async function migrateDatabase(database: NodeDatabase, logger: Logger, folder = MIGRATIONS_FOLDER, locales = SOURCE_LOCALES_FOLDER): Promise<number> {
   return database.withConnection(async (db) => {
     await db.execute(sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {
@@ -33,6 +37,12 @@ export async function migrateDatabase(database: NodeDatabase, logger: Logger, fo
       await migrate(db as never, { migrationsFolder: folder });
       const applied = (await appliedCount(db)) - before;
       logger.info("migrations checked", { applied, total: before + applied });
+      // A folder that stops short of the translations migration (a test of one migration) has no table to load into.
+      const [table] = await queryRows<{ t: string | null }>(db, sql`select to_regclass('translation_strings')::text as t`);
+      if (table?.t) {
+        const strings = await syncSourceBundles(db, readSourceBundles(locales), Date.now());
+        if (strings.written + strings.removed > 0) logger.info("english translation bundles loaded", strings);
+      }
       return applied;
     } finally {
       await db.execute(sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);

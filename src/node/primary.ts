@@ -5,6 +5,7 @@ import { buildNodeDeps } from "./deps";
 import { createSharedStdoutSink } from "./log-sink";
 import { migrateDatabase } from "./migrate";
 import { startSchedules } from "./schedules";
+import { createBackgroundWork } from "../platform/background";
 import { listeningUrl, STOP_FALLBACK_MS } from "./server";
 
 /** More unexpected worker exits than this in a minute: something is wrong with every worker, not one. */
@@ -22,7 +23,8 @@ export async function runPrimary(config: Config): Promise<void> {
   const logger = createJsonLogger({ level: config.LOG_LEVEL, sink, secrets: configuredSecrets(config) });
   const deps = await buildNodeDeps(config, logger);
   await migrateDatabase(deps.database, logger);
-  const stopSchedules = startSchedules(deps, config, logger);
+  const background = createBackgroundWork();
+  const stopSchedules = startSchedules(deps, config, logger, background);
 
   const listening = new Set<Worker>();
   const exits: number[] = [];
@@ -38,7 +40,11 @@ export async function runPrimary(config: Config): Promise<void> {
     const finish = () => {
       if (finished) return;
       finished = true;
-      void deps.close().then(() => {
+      // A translation job of the schedules hands its job back first.
+      void background
+        .drain()
+        .then(() => deps.close())
+        .then(() => {
         logger.info("stopped");
         sink.flush();
         process.exit(code);

@@ -5,19 +5,27 @@ import { paymentDepsOf } from "../services/payments/context";
 import { reconcilePayments } from "../services/payments/reconcile";
 import { pruneEventOutbox } from "../services/matching/event-retention";
 import { pruneImpressionCounts } from "../services/discovery/impressions";
+import type { BackgroundWork } from "../platform/background";
+import { inferenceFromConfig } from "../services/inference/from-config";
+import { runTranslationJobs } from "../services/translations/seeding";
+import { pruneTranslationCache } from "../services/translations/member-text";
 import type { NodeDeps } from "./deps";
 import { outboxWorkerDeps, startOutboxLoop } from "../services/outbox/loop";
 
 const PRUNE_FIRST_AFTER_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often queued translation jobs are looked for (a seed request also starts a run at once). */
+export const TRANSLATION_JOBS_EVERY_MS = 15_000;
 
 /**
- * The Node twin of the Workers cron triggers: payment reconciliation and the hourly pruning. One
- * process per deployment runs them (the single server, or the primary of a worker cluster), so a
- * run is never doubled by the workers. The outbox's delivery loop runs here too (several
- * processes could run it safely, as claims skip each other's rows, but one is enough). Returns the stop.
+ * The Node twin of the Workers cron triggers: payment reconciliation, the hourly pruning and
+ * translation jobs. One process per deployment runs them (the single server, or the primary of a
+ * worker cluster), so a run is never doubled by the workers. The outbox's delivery loop runs here
+ * too (several processes could run it safely, as claims skip each other's rows, but one is enough).
+ * Returns the stop; a translation job still running then is handed back between batches, and
+ * `background` settles once it has and the outbox loop has stopped.
  */
-export function startSchedules(deps: NodeDeps, config: Config, logger: Logger): () => void {
+export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, background: BackgroundWork): () => void {
   // A run still going when the next is due is not doubled.
   let reconciling = false;
   const intervalSeconds = config.PAYMENT_RECONCILE_INTERVAL_SECONDS;
@@ -42,14 +50,32 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger): 
   const prune = () => {
     upkeep("event outbox pruning", pruneEventOutbox);
     upkeep("impression pruning", pruneImpressionCounts);
+    upkeep("translation cache pruning", pruneTranslationCache);
   };
   const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
   firstPrune.unref();
   pruning.unref();
   const outbox = startOutboxLoop(outboxWorkerDeps(deps, deps.database.session().db));
+  // Jobs left by a stopped or crashed process, and those waiting for the inference hosts, resume here.
+  const stopping = new AbortController();
+  const inference = deps.inference ?? inferenceFromConfig(config, deps);
+  let translating = false;
+  const translations = setInterval(() => {
+    if (translating) return;
+    translating = true;
+    const run = runTranslationJobs({ db: deps.database.session().db, inference, random: deps.random, clock: deps.clock, logger, signal: stopping.signal })
+      .catch((err: unknown) => logger.error("translation jobs failed", { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        translating = false;
+      });
+    background.track(run);
+  }, TRANSLATION_JOBS_EVERY_MS);
+  translations.unref();
   return () => {
-    void outbox.stop();
+    background.track(outbox.stop());
+    stopping.abort();
+    clearInterval(translations);
     clearInterval(reconcile);
     clearInterval(pruning);
     clearTimeout(firstPrune);

@@ -10,6 +10,7 @@ import { migrateDatabase } from "./migrate";
 import { withoutUnframedBody } from "./request-body";
 import { answerAdapterError } from "./request-errors";
 import { startSchedules } from "./schedules";
+import { createBackgroundWork } from "../platform/background";
 
 /**
  * One HTTP server process: deps → createApp → listen, and a graceful stop on SIGTERM or SIGINT.
@@ -24,7 +25,8 @@ export async function runServer(config: Config, role: { worker: boolean }): Prom
   if (!role.worker) await migrateDatabase(deps.database, logger);
 
   const streamsEnd = new AbortController();
-  const app = createApp({ ...deps, stopping: streamsEnd.signal });
+  const background = createBackgroundWork();
+  const app = createApp({ ...deps, stopping: streamsEnd.signal, background });
   // The adapter's request listener with an error handler of ours: serve() takes none, and a
   // request it cannot parse would get an empty 400 without a request id.
   const listener = getRequestListener((req, env) => app.fetch(withoutUnframedBody(req), env), { hostname: config.HOST, errorHandler: answerAdapterError(deps) });
@@ -35,7 +37,7 @@ export async function runServer(config: Config, role: { worker: boolean }): Prom
     const info = server.address() as AddressInfo;
     logger.info("listening", { url: listeningUrl(info.address, info.port), database: deps.database.driver, store: deps.kv.kind });
   });
-  const stopSchedules = role.worker ? () => {} : startSchedules(deps, config, logger);
+  const stopSchedules = role.worker ? () => {} : startSchedules(deps, config, logger, background);
 
   // A port in use or a HOST that does not resolve: one line, like every failed start, not a trace.
   server.once("error", (err: NodeJS.ErrnoException) => {
@@ -53,7 +55,10 @@ export async function runServer(config: Config, role: { worker: boolean }): Prom
     stopping = true;
     stopSchedules();
     logger.info("shutting down", { signal });
-    server.close(() => {
+    // Translation jobs hand their job back at the next batch (the abort below also cancels the
+    // model call in flight); the database stays open until they have.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    void Promise.all([closed, background.drain()]).then(() => {
       void deps.close().then(() => {
         logger.info("stopped");
         sink.flush();

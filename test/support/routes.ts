@@ -156,6 +156,15 @@ export const ROUTES: RouteCase[] = [
   },
   { method: "POST", template: "/api/v1/ai-agents/experiences/pricing", access: "ai", body: { experienceType: "dinner", location: "Nairobi", duration: 120 }, expect: 200 },
   { method: "GET", template: "/api/v1/ai-agents/context/stats", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/v1/translations/{namespace}", access: "public", path: "/api/v1/translations/common?lang=en", expect: 200 },
+  // 404: no namespace sample_namespace (the language is checked first, so fr).
+  { method: "POST", template: "/api/v1/translations/message", access: "ai", body: { text: "Hola, ¿qué tal?", targetLanguage: "en", contextId: "matrix" }, expect: 200 },
+  // The caller's own profile: a fresh caller has none, so the given fields.
+  { method: "POST", template: "/api/v1/translations/profile", access: "ai", body: { targetLanguage: "fr", bio: "I like long walks." }, expect: 200 },
+  { method: "POST", template: "/api/v1/translations/{namespace}/seed", access: "admin", path: "/api/v1/translations/common/seed", body: { targetLanguages: ["fr"] }, expect: 202 },
+  // 404: a well-formed job id that names no job.
+  { method: "GET", template: "/api/v1/translations/jobs/{jobId}", access: "admin", path: "/api/v1/translations/jobs/trj_00000000000000000000000000", expect: 404 },
+  { method: "PUT", template: "/api/v1/admin/translations/{namespace}/{lang}", access: "admin", path: "/api/v1/admin/translations/sample_namespace/fr", body: {}, expect: 404 },
   { method: "POST", template: "/api/v1/ai-agents/context/invalidate/{userId}", access: "admin", expect: 200 },
   { method: "POST", template: "/api/v1/partners/apply", access: "user", body: PARTNER_APPLICATION, expect: 201 },
   // 404: a fresh caller has not applied as a partner.

@@ -3,15 +3,22 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPgDatabase } from "../../src/node/database";
 import { MIGRATIONS_FOLDER, migrateDatabase } from "../../src/node/migrate";
+import { SOURCE_LOCALES_FOLDER } from "../../src/node/locales";
 import { createJsonLogger } from "../../src/platform/logger";
 import { databaseUrl, withPgClient } from "./pg";
 import { TEST_PG_ADMIN_URL } from "./services";
 
-/** Named after the migrations' content, so a changed migration gets a new template. */
+/**
+ * Named after the migrations' content and the English translation bundles loaded with them, so a
+ * changed migration or source string gets a new template.
+ */
 export function templateName(): string {
   const hash = createHash("sha256");
   for (const file of readdirSync(MIGRATIONS_FOLDER).filter((f) => f.endsWith(".sql")).sort()) {
     hash.update(file).update(readFileSync(join(MIGRATIONS_FOLDER, file)));
+  }
+  for (const file of readdirSync(SOURCE_LOCALES_FOLDER).sort()) {
+    hash.update(file).update(readFileSync(join(SOURCE_LOCALES_FOLDER, file)));
   }
   return `api_tpl_${hash.digest("hex").slice(0, 12)}`;
 }
