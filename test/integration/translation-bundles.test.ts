@@ -125,13 +125,17 @@ describe("GET /api/v1/translations/{namespace}", () => {
 describe("PUT /api/v1/admin/translations/{namespace}/{lang}", () => {
   it("stores a complete bundle (Arabic: six plural forms) and answers what it stored; the ETag changes", async () => {
     const before = (await get("/api/v1/translations/wallet?lang=ar")).headers.get("etag");
-    const stored = await ok(await put(admin, "wallet", "ar", translated("wallet", "ar")));
+    const written = await put(admin, "wallet", "ar", translated("wallet", "ar"));
+    const stored = await ok(written);
     expect(stored).toMatchObject({ namespace: "wallet", language: "ar", keys: expectedKeys(englishFlat("wallet"), "ar").length });
     const res = await get("/api/v1/translations/wallet?lang=ar");
     const body = (await ok(res)) as { balance: Record<string, string> };
     expect(Object.keys(body.balance).filter((k) => k.startsWith("coins_")).sort()).toEqual(["coins_few", "coins_many", "coins_one", "coins_other", "coins_two", "coins_zero"]);
     expect(res.headers.get("content-language")).toBe("ar");
     expect(res.headers.get("etag")).not.toBe(before);
+    const audit = await t.request("/api/v1/admin/audit?action=translations.replace&targetId=wallet.ar", { headers: admin.headers });
+    const entries = ((await audit.json()) as { entries: { requestId: string; targetType: string }[] }).entries;
+    expect(entries).toContainEqual(expect.objectContaining({ targetType: "translation_bundle", requestId: written.headers.get("x-request-id") }));
   });
 
   it("refuses a bundle whose keys or placeholders differ from English, naming each problem", async () => {

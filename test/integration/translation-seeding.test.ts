@@ -72,8 +72,14 @@ const runnerDeps = (signal?: AbortSignal): SeedingDeps => ({
 
 describe("POST /api/v1/translations/{namespace}/seed and GET /api/v1/translations/jobs/{jobId}", () => {
   it("translates a namespace in the background, in batches whose JSON schema is exactly the batch's keys", async () => {
-    const queued = await started(await seed(admin, "errors", { targetLanguages: ["fr"] }));
+    const seeded = await seed(admin, "errors", { targetLanguages: ["fr"] });
+    const requestId = seeded.headers.get("x-request-id");
+    const queued = await started(seeded);
     expect(queued).toMatchObject({ status: "queued", languages: [{ language: "fr", status: "pending" }] });
+    const audit = await t.request(`/api/v1/admin/audit?action=translations.seed&targetId=${queued.jobId}`, { headers: admin.headers });
+    expect(((await audit.json()) as { entries: unknown[] }).entries).toEqual([
+      expect.objectContaining({ targetType: "translation_job", requestId, details: { namespace: "errors", targetLanguages: ["fr"], overwrite: false } }),
+    ]);
     const done = await until(queued.jobId, "done");
     const total = done.languages[0]!.total;
     expect(done.languages).toEqual([{ language: "fr", status: "done", total, translated: total, untranslated: [] }]);

@@ -87,6 +87,6 @@ export const bundleRoutes = createRouter()
   })
   .openapi(putBundle, async (c) => {
     const { namespace, lang } = c.req.valid("param");
-    const result = await replaceBundle({ db: c.var.db, now: c.var.deps.clock.now() }, principalOf(c), namespace, lang, c.req.valid("json"));
+    const result = await replaceBundle({ db: c.var.db, ids: c.var.deps.ids, now: c.var.deps.clock.now(), requestId: c.var.requestId }, principalOf(c), namespace, lang, c.req.valid("json"));
     return c.json(result, 200);
   });

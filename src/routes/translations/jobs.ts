@@ -83,7 +83,7 @@ export const jobRoutes = createRouter()
     }),
     async (c) => {
       const deps = c.var.deps;
-      const job = await createSeedJob({ db: c.var.db, ids: deps.ids, now: deps.clock.now() }, principalOf(c), c.req.valid("param").namespace, c.req.valid("json"));
+      const job = await createSeedJob({ db: c.var.db, ids: deps.ids, now: deps.clock.now(), requestId: c.var.requestId }, principalOf(c), c.req.valid("param").namespace, c.req.valid("json"));
       kickJobs(c);
       c.header("Location", `/api/v1/translations/jobs/${job.jobId}`);
       return c.json(job, 202);

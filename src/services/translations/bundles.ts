@@ -1,4 +1,6 @@
 import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import type { IdGenerator } from "../../platform/ids";
+import { recordAudit } from "../audit/log";
 import type { Principal } from "../../auth/principal";
 import type { Db } from "../../db/port";
 import { translationStrings } from "../../db/tables/translations";
@@ -10,7 +12,10 @@ import { bundleLanguage, fallbackChain } from "./languages";
 
 export interface BundleContext {
   db: Db;
+  ids: IdGenerator;
   now: number;
+  /** The request a write serves, for its audit entry. */
+  requestId: string;
 }
 
 /** The hash a row keeps of the English text it was written from. */
@@ -119,6 +124,7 @@ export async function replaceBundle(ctx: BundleContext, actor: Principal, namesp
   await ctx.db.transaction(async (tx) => {
     await tx.delete(translationStrings).where(and(eq(translationStrings.namespace, namespace), eq(translationStrings.language, language)));
     await tx.insert(translationStrings).values(rows);
+    await recordAudit(tx, ctx.ids, { actor, requestId: ctx.requestId }, at, { action: "translations.replace", targetType: "translation_bundle", targetId: `${namespace}.${language}`, details: { keys: rows.length } });
   });
   return { namespace, language, keys: rows.length, updatedAt: at.toISOString() };
 }

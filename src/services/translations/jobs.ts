@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { recordAudit } from "../audit/log";
 import type { Principal } from "../../auth/principal";
 import type { Db } from "../../db/port";
 import { translationJobs, type JobLanguageProgress } from "../../db/tables/translations";
@@ -27,6 +28,8 @@ export interface JobContext {
   db: Db;
   ids: IdGenerator;
   now: number;
+  /** The request a write serves, for its audit entry. */
+  requestId: string;
 }
 
 export interface SeedInput {
@@ -65,20 +68,24 @@ export async function createSeedJob(ctx: JobContext, actor: Principal, namespace
   }
   await englishBundle(ctx.db, namespace);
   const at = new Date(ctx.now);
-  const [row] = await ctx.db
-    .insert(translationJobs)
-    .values({
-      id: ctx.ids.next("trj"),
-      namespace,
-      overwrite: input.overwrite,
-      status: "queued",
-      progress: languages.map((language) => ({ language, status: "pending", total: 0, translated: 0, untranslated: [] })),
-      requestedBy: actor.userId,
-      createdAt: at,
-      updatedAt: at,
-    })
-    .returning();
-  return jobView(row!);
+  const row = await ctx.db.transaction(async (tx) => {
+    const [created] = await tx
+      .insert(translationJobs)
+      .values({
+        id: ctx.ids.next("trj"),
+        namespace,
+        overwrite: input.overwrite,
+        status: "queued",
+        progress: languages.map((language) => ({ language, status: "pending", total: 0, translated: 0, untranslated: [] })),
+        requestedBy: actor.userId,
+        createdAt: at,
+        updatedAt: at,
+      })
+      .returning();
+    await recordAudit(tx, ctx.ids, { actor, requestId: ctx.requestId }, at, { action: "translations.seed", targetType: "translation_job", targetId: created!.id, details: { namespace, targetLanguages: languages, overwrite: input.overwrite } });
+    return created!;
+  });
+  return jobView(row);
 }
 
 export async function getJob(db: Db, actor: Principal, jobId: string): Promise<JobView> {
