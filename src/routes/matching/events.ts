@@ -5,8 +5,6 @@ import type { AppEnv } from "../../http/env";
 import { RETRY_MS, type StreamWatch } from "../../services/matching/event-streams";
 import { takeSlot, watchCredential } from "./stream-guards";
 
-export { HEARTBEAT_MS, POLL_MS } from "../../services/matching/event-streams";
-
 const SSE_HEADERS: Record<string, string> = { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive" };
 
 /** Last-Event-ID (header, or the `lastEventId` query parameter for clients that cannot set headers). */
