@@ -23,8 +23,9 @@ import { kbRoutes } from "./routes/kb";
 import { KB_FORM_PATHS, KB_BODY_LIMITS } from "./routes/kb/limits";
 import { VOICE_PREFIX, voiceRoutes } from "./routes/voice";
 import { AGENT_PATH, agentRoutes } from "./routes/agent";
-import { HEARTBEAT_MS, POLL_MS } from "./routes/matching/events";
 import { createEventHub } from "./services/matching/event-hub";
+import { createPerStreamDelivery } from "./services/matching/event-polling";
+import { createEventStreams, HEARTBEAT_MS, POLL_MS } from "./services/matching/event-streams";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
 import { cachedTierLookup } from "./services/tiers/port";
 import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
@@ -63,18 +64,21 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     inference: deps.inference ?? inferenceFromConfig(deps.config, deps),
     kb: createKbRuntime(deps),
     // Created idle: it subscribes and reads only once a stream is open.
-    events:
-      deps.kv.subscribe && deps.database.driver !== "neon"
-        ? createEventHub({ kv: deps.kv, db: () => deps.database.session().db, logger: deps.logger, heartbeatMs: HEARTBEAT_MS, pollMs: POLL_MS })
-        : undefined,
-    streamClosers: new Set(),
+    events: createEventStreams({
+      database: deps.database,
+      logger: deps.logger,
+      // One shared dispatcher where the store can subscribe and sessions share one pool (Node);
+      // elsewhere (Workers: Upstash cannot subscribe, I/O belongs to its request, each stream
+      // needs a session of its own) every stream reads on its own.
+      delivery:
+        deps.kv.subscribe && deps.database.driver !== "neon"
+          ? createEventHub({ kv: deps.kv, db: () => deps.database.session().db, logger: deps.logger, heartbeatMs: HEARTBEAT_MS, pollMs: POLL_MS })
+          : createPerStreamDelivery({ kv: deps.kv, logger: deps.logger, heartbeatMs: HEARTBEAT_MS, pollMs: POLL_MS }),
+    }),
   };
   deps.stopping?.addEventListener(
     "abort",
-    () => {
-      runtime.events?.closeAll();
-      for (const close of [...runtime.streamClosers]) close();
-    },
+    () => runtime.events.closeAll(),
     { once: true },
   );
 

@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/principal";
 import type { AppDeps } from "../deps";
 import type { Db } from "../db/port";
-import type { EventHub } from "../services/matching/event-hub";
+import type { EventStreams } from "../services/matching/event-streams";
 import type { LastUsedRecorder } from "../services/api-keys/keys";
 import type { IdempotencyHandle } from "../services/idempotency/keys";
 import type { CachedTierLookup, TierLookup } from "../services/tiers/port";
@@ -20,13 +20,8 @@ export interface Runtime {
   /** Uncached, for answers that must be current (the wallet overview). */
   tierSource: TierLookup;
   metrics: { rateLimitFailOpen: number };
-  /**
-   * The dispatcher of live match events, where the KV store can subscribe and sessions share one
-   * pool (Node); absent elsewhere (Workers), where each stream polls with a session of its own.
-   */
-  events?: EventHub;
-  /** Ends each open polling event stream (those the hub does not serve) when the process stops. */
-  streamClosers: Set<() => void>;
+  /** The live match event streams, with the delivery this runtime can run (see createApp). */
+  events: EventStreams;
   /** The inference port (failover and host cooldowns live in it, per app instance). */
   inference: InferenceClient;
   /** The last probe of the inference hosts, shared by /ai-agents/health callers for a few seconds. */

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryStore } from "../../src/kv/memory";
 import type { KeyValueStore } from "../../src/kv/port";
 import { fixedClock } from "../../src/platform/clock";
-import { HEARTBEAT_MS } from "../../src/routes/matching/events";
+import { HEARTBEAT_MS } from "../../src/services/matching/event-streams";
 import { eventChannel } from "../../src/services/matching/events";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";

@@ -3,7 +3,7 @@ import type { Database } from "../../src/db/port";
 import { createMemoryStore } from "../../src/kv/memory";
 import type { KeyValueStore } from "../../src/kv/port";
 import { fixedClock } from "../../src/platform/clock";
-import { HEARTBEAT_MS } from "../../src/routes/matching/events";
+import { HEARTBEAT_MS } from "../../src/services/matching/event-streams";
 import { releaseStreamSlot, renewStreamSlot, STREAM_LEASE_MS, STREAMS_PER_PERSON, takeStreamSlot } from "../../src/services/matching/stream-slots";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";

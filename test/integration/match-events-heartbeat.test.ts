@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { HEARTBEAT_MS } from "../../src/routes/matching/events";
+import { HEARTBEAT_MS } from "../../src/services/matching/event-streams";
 import { buildTestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { signIn } from "../support/people";

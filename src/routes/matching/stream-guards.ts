@@ -17,8 +17,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 export interface CredentialWatch {
   /** Starts the clock on the credential's expiry. */
   start(): void;
-  /** Called on each heartbeat: re-checks an API key (a token needs only its expiry). */
-  heartbeat(): void;
+  /** Called on each heartbeat with the stream's database: re-checks an API key (a token needs only its expiry). */
+  heartbeat(db: Db): void;
   stop(): void;
 }
 
@@ -30,7 +30,7 @@ export interface CredentialWatch {
  * this, a revoked key or an expired token kept its feed for as long as the client stayed. The
  * client reconnects and is authenticated afresh.
  */
-export function watchCredential(c: Context<AppEnv>, principal: Principal, db: () => Db, end: () => void): CredentialWatch {
+export function watchCredential(c: Context<AppEnv>, principal: Principal, end: () => void): CredentialWatch {
   const [deps, requestId] = [c.get("deps"), c.get("requestId")];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
@@ -50,11 +50,11 @@ export function watchCredential(c: Context<AppEnv>, principal: Principal, db: ()
     start() {
       if (!stopped && principal.expiresAt !== undefined) arm(principal.expiresAt);
     },
-    heartbeat() {
+    heartbeat(db) {
       const { keyId } = principal;
       if (keyId === undefined || stopped || checking) return;
       checking = true;
-      apiKeyStillValid(db(), keyId, deps.clock.now())
+      apiKeyStillValid(db, keyId, deps.clock.now())
         .then((valid) => {
           if (!valid) finish("api key revoked or expired");
         })

@@ -5,9 +5,10 @@ import type { Logger } from "../../platform/logger";
 import { eventChannel, eventsAfterBatch, type StoredEvent } from "./events";
 
 /**
- * The per-process dispatcher of live match events, for processes whose KV store can subscribe and
- * whose database sessions share one pool (Node). On Workers (Upstash cannot subscribe; a stream
- * must use a session of its own) the route polls per stream instead and the hub is never used.
+ * The per-process dispatcher of live match events (the shared-timer implementation of the
+ * delivery port, `EventDelivery`), for processes whose KV store can subscribe and whose database
+ * sessions share one pool (Node). On Workers (Upstash cannot subscribe; a stream must use a
+ * session of its own) each stream reads on its own instead (`createPerStreamDelivery`).
  *
  * It keeps a registry userId → open streams and ONE notification subscription per person (not
  * per stream), whatever number of streams that person has open; the subscription is dropped with
