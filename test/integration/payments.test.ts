@@ -415,6 +415,7 @@ describe("mobile-money OAuth token", () => {
   });
 
   it("never sends a token cached for other credentials sharing the store", async () => {
+    // One in-process store the two apps share, so the test sees every token cached in it.
     const kv = createMemoryStore({ clock: { now: () => Date.now() } });
     const build = (extra: Record<string, string> = {}) =>
       buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, env: { ...providers.current.env, ...extra }, kv });
