@@ -19,6 +19,7 @@ import { WEBHOOK_BODY_LIMITS, paymentWebhookRoutes } from "./routes/payments/web
 import { kbRoutes } from "./routes/kb";
 import { KB_FORM_PATHS, KB_BODY_LIMITS } from "./routes/kb/limits";
 import { VOICE_PREFIX, voiceRoutes } from "./routes/voice";
+import { AGENT_PATH, agentRoutes } from "./routes/agent";
 import { HEARTBEAT_MS, POLL_MS } from "./routes/matching/events";
 import { createEventHub } from "./services/matching/event-hub";
 import { createLastUsedRecorder } from "./services/api-keys/keys";
@@ -29,7 +30,6 @@ import { unitFrom } from "./platform/swr-cache";
 import { inferenceFromConfig } from "./services/inference/from-config";
 import { agentsHostOnly } from "./http/agents-host";
 import { serveOpenApiDocument } from "./http/openapi-document";
-import { answerUnmatchedFirst } from "./http/unmatched";
 import { aiAgentRoutes } from "./routes/ai-agents";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
@@ -72,7 +72,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const bodies = checkBodies({
     limits: [...KB_BODY_LIMITS, ...WEBHOOK_BODY_LIMITS, { prefix: VOICE_PREFIX, maxBytes: deps.config.VOICE_MAX_BODY_BYTES, stream: true }],
     formPaths: [...KB_FORM_PATHS],
-    anyTypePaths: [VOICE_PREFIX],
+    // The platform agent's payload is its own: passed on in whatever type the client gave it.
+    anyTypePaths: [VOICE_PREFIX, AGENT_PATH],
   });
   const agentsHost = deps.config.AGENTS_HOST ? agentsHostOnly(deps.config.AGENTS_HOST) : undefined;
   const context = requestContext(deps, runtime, agentsHost ? inSequence(agentsHost, bodies) : bodies);
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", paymentWebhookRoutes);
   app.route("/", kbRoutes);
   app.route("/", voiceRoutes);
+  app.route("/", agentRoutes);
   app.route("/", aiAgentRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
@@ -110,7 +112,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.notFound(notFound);
   app.onError(onError);
-  answerUnmatchedFirst(app, deps, context);
   return app;
 }
 

@@ -92,7 +92,10 @@ export const configSchema = z
     VOICE_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(600_000), 30_000),
     /** Largest audio body a voice route accepts; larger answers 413, also mid-stream. */
     VOICE_MAX_BODY_BYTES: withDefault(z.coerce.number().int().min(1024).max(1024 * 1024 * 1024), 25 * 1024 * 1024),
+    /** The platform agent's endpoint: `POST /api/agent` streams to it with the caller's token. */
     PLATFORM_AGENT_URL: optional(httpUrl),
+    /** The longest the platform agent may take to start answering (503 after). */
+    PLATFORM_AGENT_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(600_000), 30_000),
     OBSERVABILITY_TOKEN: optional(z.string().min(16, "must be at least 16 characters")),
     AGENTS_HOST: optional(z.string()),
     /** The most coins one transfer or award may move; larger amounts answer 400. */

@@ -2,6 +2,9 @@ import cluster from "node:cluster";
 import { ConfigError, parseConfig } from "../config";
 import { runPrimary } from "./primary";
 import { runServer } from "./server";
+import { nodeWebConfig } from "./web-config";
+import { runWebServer } from "./web-server";
+import { configuredSecrets, createJsonLogger } from "../platform/logger";
 
 /**
  * The Node entry: validated config, then one server process, or with WEB_CONCURRENCY above 1 a
@@ -9,14 +12,25 @@ import { runServer } from "./server";
  */
 async function main(): Promise<void> {
   let config;
+  let web;
   try {
     config = parseConfig(process.env);
+    web = nodeWebConfig(process.env, config);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
       process.exit(1);
     }
     throw err;
+  }
+  // The web app runs once, in the first process (the sole server or the cluster's primary).
+  if (cluster.isPrimary) {
+    const logger = createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) });
+    if ("off" in web) logger.warn(`web app off: ${web.off}`);
+    else {
+      const served = await runWebServer(web.config, { logger, apiUrl: web.apiUrl, host: config.HOST });
+      logger.info("web app listening", { url: served.url, origin: web.config.WEB_ORIGIN, api: web.apiUrl });
+    }
   }
   if (config.WEB_CONCURRENCY === 1) return runServer(config, { worker: false });
   return cluster.isPrimary ? runPrimary(config) : runServer(config, { worker: true });

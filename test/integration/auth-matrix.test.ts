@@ -5,6 +5,7 @@ import { authMatrix } from "../support/auth-matrix";
 import { useTestEnvironment } from "../support/environment";
 import { startFakeInference, type FakeInference } from "../support/fake-inference";
 import { startFakeVoiceRuntime, type FakeVoiceRuntime } from "../support/fake-voice-runtime";
+import { startFakePlatformAgent, type FakePlatformAgent } from "../support/fake-platform-agent";
 import { useProviders } from "../support/payments";
 import { ROUTES } from "../support/routes";
 
@@ -14,6 +15,7 @@ const providers = useProviders();
 const VOICE_SECRET = "voice-runtime-secret-of-the-auth-matrix";
 let inference: FakeInference;
 let voice: FakeVoiceRuntime;
+let agent: FakePlatformAgent;
 let t: TestApp;
 
 const build = () =>
@@ -27,16 +29,17 @@ const build = () =>
       INFERENCE_MODEL: "fake-model:1b",
       VOICE_RUNTIME_URL: voice.url,
       VOICE_RUNTIME_SECRET: VOICE_SECRET,
+      PLATFORM_AGENT_URL: agent.url,
     },
   });
 
 beforeAll(async () => {
-  [inference, voice] = await Promise.all([startFakeInference(), startFakeVoiceRuntime(VOICE_SECRET)]);
+  [inference, voice, agent] = await Promise.all([startFakeInference(), startFakeVoiceRuntime(VOICE_SECRET), startFakePlatformAgent()]);
   t = build();
 });
 
 afterAll(async () => {
-  await Promise.all([inference?.close(), voice?.close()]);
+  await Promise.all([inference?.close(), voice?.close(), agent?.close()]);
 });
 
 describe("route list", () => {

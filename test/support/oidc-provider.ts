@@ -14,7 +14,25 @@ export interface OidcProviderHandle {
   issuer: string;
   clientId: string;
   login(accountId: string, opts?: { email?: string; roles?: string[] }): Promise<string>;
+  /**
+   * Plays the browser from an authorization URL (one a relying party built) through the login and
+   * consent forms, and returns the URL the issuer finally sends the browser to (the client's
+   * redirect URI with `code` and `state`, or with `error`).
+   */
+  authorize(authorizationUrl: string, accountId: string, opts?: { email?: string; roles?: string[] }): Promise<URL>;
+  /** Registers an account's claims ahead of an interactive (browser) login. */
+  setAccount(accountId: string, opts: { email?: string; roles?: string[] }): void;
+  /** Ids (`jti`) of the refresh tokens revoked, newest last. */
+  revoked: string[];
   close(): Promise<void>;
+}
+
+/** A web app's registration: a public or confidential client with refresh tokens and logout. */
+export interface WebClientOptions {
+  clientId: string;
+  clientSecret?: string;
+  redirectUri: string;
+  postLogoutRedirectUri: string;
 }
 
 // oidc-provider ships no types (and @types/oidc-provider stops at 9.12): the narrow surface used here.
@@ -98,8 +116,9 @@ class CookieJar {
   }
 }
 
-export async function startOidcProvider(options: { audience: string }): Promise<OidcProviderHandle> {
-  const { audience } = options;
+export async function startOidcProvider(options: { audience: string; webClient?: WebClientOptions; accessTokenTtlSeconds?: number; port?: number }): Promise<OidcProviderHandle> {
+  const { audience, webClient } = options;
+  const revoked: string[] = [];
   const Provider = await loadProvider();
   const accounts = new Map<string, { email: string; roles: string[] }>();
   const accountOf = (id: string) => accounts.get(id) ?? { email: `${id}@example.test`, roles: [] };
@@ -109,7 +128,7 @@ export async function startOidcProvider(options: { audience: string }): Promise<
   const signingKey = { ...(await exportJWK(privateKey)), kid: `e2e-rs256-${randomBytes(4).toString("hex")}`, alg: "RS256", use: "sig" };
 
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const provider = new Provider(issuer, {
@@ -122,7 +141,22 @@ export async function startOidcProvider(options: { audience: string }): Promise<
         grant_types: ["authorization_code"],
         response_types: ["code"],
       },
+      ...(webClient
+        ? [
+            {
+              client_id: webClient.clientId,
+              ...(webClient.clientSecret ? { client_secret: webClient.clientSecret, token_endpoint_auth_method: "client_secret_post" } : { token_endpoint_auth_method: "none" }),
+              application_type: "web",
+              redirect_uris: [webClient.redirectUri],
+              post_logout_redirect_uris: [webClient.postLogoutRedirectUri],
+              grant_types: ["authorization_code", "refresh_token"],
+              response_types: ["code"],
+            },
+          ]
+        : []),
     ],
+    // Refresh tokens for every client allowed the grant, as most issuers do (no offline_access dance).
+    issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed("refresh_token"),
     pkce: { required: () => true },
     jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString("hex")] },
@@ -142,6 +176,8 @@ export async function startOidcProvider(options: { audience: string }): Promise<
     },
     features: {
       devInteractions: { enabled: true },
+      revocation: { enabled: true },
+      rpInitiatedLogout: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => audience,
@@ -151,9 +187,10 @@ export async function startOidcProvider(options: { audience: string }): Promise<
         getResourceServerInfo: () => ({ scope: "openid", audience, accessTokenFormat: "jwt", jwt: { sign: { alg: "RS256" } } }),
       },
     },
-    ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
+    ttl: { AccessToken: options.accessTokenTtlSeconds ?? 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
   });
   provider.on("server_error", (_ctx, err) => serverErrors.push(err));
+  provider.on("refresh_token.destroyed", (token) => revoked.push(String((token as { jti?: string }).jti)));
   server.on("request", provider.callback());
 
   async function discover(): Promise<{ authorization_endpoint: string; token_endpoint: string }> {
@@ -184,24 +221,36 @@ export async function startOidcProvider(options: { audience: string }): Promise<
       authUrl.searchParams.set(k, v);
     }
 
-    let next: { url: URL; init: RequestInit } = { url: authUrl, init: { method: "GET" } };
-    let code: string | undefined;
-    for (let step = 0; step < 20 && code === undefined; step += 1) {
+    const landed = await authorize(authUrl.href, accountId, opts, REDIRECT_URI);
+    const error = landed.searchParams.get("error");
+    if (error) throw new Error(`authorization failed: ${error}: ${landed.searchParams.get("error_description") ?? ""}`);
+    if (landed.searchParams.get("state") !== state) throw new Error("state mismatch on the callback");
+    const code = landed.searchParams.get("code") ?? undefined;
+    if (!code) throw new Error("the authorization flow did not reach the callback");
+
+    const tokenRes = await fetch(token_endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT_URI, code_verifier: verifier, client_id: CLIENT_ID }).toString(),
+    });
+    const body = (await tokenRes.json()) as { access_token?: string; token_type?: string; error?: string; error_description?: string };
+    if (!tokenRes.ok || !body.access_token) throw new Error(`token endpoint answered ${tokenRes.status}: ${body.error ?? ""} ${body.error_description ?? ""}`);
+    return body.access_token;
+  }
+
+  async function authorize(authorizationUrl: string, accountId: string, opts: { email?: string; roles?: string[] } = {}, redirectUri = webClient?.redirectUri ?? REDIRECT_URI): Promise<URL> {
+    if (!accounts.has(accountId) || opts.email || opts.roles) accounts.set(accountId, { email: opts.email ?? `${accountId}@example.test`, roles: opts.roles ?? [] });
+    const jar = new CookieJar();
+    let next: { url: URL; init: RequestInit } = { url: new URL(authorizationUrl), init: { method: "GET" } };
+    for (let step = 0; step < 20; step += 1) {
       const res = await fetch(next.url, { ...next.init, redirect: "manual", headers: { ...(next.init.headers as Record<string, string>), cookie: jar.header() } });
       jar.store(res);
       const location = res.headers.get("location");
       if (res.status >= 300 && res.status < 400 && location) {
         await res.body?.cancel();
         const target = new URL(location, next.url);
-        if (target.href.startsWith(REDIRECT_URI)) {
-          const error = target.searchParams.get("error");
-          if (error) throw new Error(`authorization failed: ${error}: ${target.searchParams.get("error_description") ?? ""}`);
-          if (target.searchParams.get("state") !== state) throw new Error("state mismatch on the callback");
-          code = target.searchParams.get("code") ?? undefined;
-          if (!code) throw new Error(`callback without a code: ${target.href}`);
-        } else {
-          next = { url: target, init: { method: "GET" } };
-        }
+        if (target.href.startsWith(redirectUri)) return target;
+        next = { url: target, init: { method: "GET" } };
         continue;
       }
       const html = await res.text();
@@ -215,22 +264,16 @@ export async function startOidcProvider(options: { audience: string }): Promise<
         init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams([...fields]).toString() },
       };
     }
-    if (!code) throw new Error("the authorization flow did not reach the callback");
-
-    const tokenRes = await fetch(token_endpoint, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT_URI, code_verifier: verifier, client_id: CLIENT_ID }).toString(),
-    });
-    const body = (await tokenRes.json()) as { access_token?: string; token_type?: string; error?: string; error_description?: string };
-    if (!tokenRes.ok || !body.access_token) throw new Error(`token endpoint answered ${tokenRes.status}: ${body.error ?? ""} ${body.error_description ?? ""}`);
-    return body.access_token;
+    throw new Error("the authorization flow did not reach the redirect URI");
   }
 
   return {
     issuer: provider.issuer,
     clientId: CLIENT_ID,
     login,
+    authorize: (url, accountId, opts) => authorize(url, accountId, opts),
+    setAccount: (accountId, opts) => accounts.set(accountId, { email: opts.email ?? `${accountId}@example.test`, roles: opts.roles ?? [] }),
+    revoked,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
