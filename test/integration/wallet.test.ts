@@ -450,8 +450,8 @@ describe("leaderboard", () => {
 
 describe("leaderboard privacy", () => {
   it("leaves out members who hid their profile, and from a viewer's pages anyone with a block between them", async () => {
-    // The in-process store: pages are computed afresh here, never served from another test's cache.
-    const t = app({ kv: createMemoryStore() });
+    // The app's own key prefix on Redis: pages are computed afresh here, never served from another test's cache.
+    const t = app();
     const admin = await person(t, { admin: true });
     const [viewer, hidden, blocked, other] = [await person(t), await person(t), await person(t), await person(t)];
     for (const p of [hidden, blocked, other]) await award(t, admin, p.id, 10);
