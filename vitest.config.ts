@@ -9,6 +9,7 @@ export default defineConfig({
           include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
           environment: "node",
           globalSetup: ["test/support/global-setup.ts"],
+          setupFiles: ["test/support/setup-redis.ts"],
           testTimeout: 20_000,
           hookTimeout: 60_000,
         },

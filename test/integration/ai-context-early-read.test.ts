@@ -75,8 +75,11 @@ describe("the AI routes that use the caller's context", () => {
     process.on("unhandledRejection", onUnhandled);
     try {
       await expectAiError(await post(down, me, "/chat/response", { message: "hi", userId: me.id }), 400, "invalid_message");
-      // Rejections are reported after the microtasks of their turn.
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The store answers in order: once a later call has failed, the early read has failed too.
+      // Node reports an unhandled rejection when the microtasks of that turn are done, so the next
+      // turn (setImmediate) comes after any report.
+      await expect(dead.get("marker")).rejects.toThrow();
+      await new Promise((resolve) => setImmediate(resolve));
     } finally {
       process.off("unhandledRejection", onUnhandled);
     }

@@ -118,8 +118,16 @@ describe("a client that disconnects", () => {
       controller.abort();
       await pending;
       expect((await a.waitForAbort()).aborted).toBe(true);
-      // Cancelled, not failed over: the second host never hears of it.
-      await new Promise((r) => setTimeout(r, 100));
+      // Cancelled, not failed over: the second host never hears of it. A later request answered by
+      // the first host marks that the cancelled one has been dealt with.
+      a.setMode("ok");
+      const later = await fetch(`http://127.0.0.1:${port}${AI}/chat/response`, {
+        method: "POST",
+        headers: { ...me.headers, "content-type": "application/json" },
+        body: JSON.stringify({ message: "Are you still there?", userId: me.id }),
+      });
+      expect(later.status).toBe(200);
+      expect(a.chats()).toHaveLength(2);
       expect(b.chats()).toHaveLength(0);
     } finally {
       (server as import("node:http").Server).closeAllConnections();

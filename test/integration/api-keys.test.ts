@@ -6,6 +6,7 @@ import { fixedClock } from "../../src/platform/clock";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { json, newUser, type TestUser } from "../support/users";
+import { waitFor } from "../support/wait";
 
 const DAY = 24 * 3_600_000;
 const env = useTestEnvironment();
@@ -56,13 +57,13 @@ describe("admin API keys", () => {
     const created = await createKey(t, admin);
     for (let i = 0; i < 5; i++) expect((await t.request("/v1/auth/test", withKey(created.key))).status).toBe(200);
 
-    let listed: Record<string, unknown> | undefined;
-    for (let i = 0; i < 20 && !listed?.lastUsedAt; i++) {
+    // Last use is recorded after the answer, off the request's path.
+    const listed = await waitFor("the key's last use", async () => {
       const res = await t.request("/api/v1/admin/api-keys", { headers: admin.headers });
       const body = (await res.json()) as { keys: Record<string, unknown>[] };
-      listed = body.keys.find((k) => k.keyId === created.keyId);
-      if (!listed?.lastUsedAt) await new Promise((r) => setTimeout(r, 25));
-    }
+      const key = body.keys.find((k) => k.keyId === created.keyId);
+      return key?.lastUsedAt ? key : undefined;
+    });
     expect(listed).toMatchObject({ keyId: created.keyId, prefix: created.prefix, ageDays: 0, rotationAdvised: false });
     expect(listed?.lastUsedAt).toEqual(expect.any(String));
     expect(JSON.stringify(listed)).not.toContain(created.key);

@@ -10,6 +10,7 @@ import { systemClock } from "../../src/platform/clock";
 import { useTestDatabase } from "../support/environment";
 import { freePort, runTs, type TsProcess } from "../support/process";
 import { randomSuffix } from "../support/services";
+import { waitFor } from "../support/wait";
 
 /**
  * The development issuer: `npm run token` signs with a key kept under DATA_DIR, and the Node
@@ -115,26 +116,22 @@ async function tokenCli(args: string[], env: Record<string, string>): Promise<{ 
 }
 
 async function waitForHealth(url: string, proc: TsProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
   void proc.exited.then((code) => (exitCode = code));
-  for (;;) {
-    if (exitCode !== undefined) throw new Error(`server exited with ${exitCode}: ${proc.stdout()} ${proc.stderr()}`);
-    try {
-      const res = await fetch(url);
-      if (res.status === 200) return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-    if (Date.now() > deadline) throw new Error(`no healthy server within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
+  const outcome = await waitFor(
+    `a healthy server at ${url}`,
+    async () => (exitCode !== undefined ? { exited: true } : (await fetch(url)).status === 200 ? { exited: false } : undefined),
+    { timeout: timeoutMs, interval: 150 },
+  );
+  if (outcome.exited) throw new Error(`server exited with ${exitCode}: ${proc.stdout()} ${proc.stderr()}`);
 }
 
 describe("npm run token + npm start without OIDC_ISSUER", () => {
   const env = useTestDatabase({ migrated: false });
 
-  it("a CLI token for an admin and one for a user authenticate against the Node server", { timeout: 60_000 }, async () => {
+  // Three TypeScript processes start one after another (two CLI runs, then the server), each
+  // compiling the entry on start: on a loaded machine that alone takes most of a minute.
+  it("a CLI token for an admin and one for a user authenticate against the Node server", { timeout: 150_000 }, async () => {
     const dataDir = tempDataDir();
     const admin = newUser("alice");
     const user = newUser("bob");
@@ -149,7 +146,7 @@ describe("npm run token + npm start without OIDC_ISSUER", () => {
     const port = await freePort();
     const server = runTs("src/node/main.ts", [], { DATA_DIR: dataDir, DATABASE_URL: env.db.url, PORT: String(port), LOG_LEVEL: "info" });
     try {
-      await waitForHealth(`http://127.0.0.1:${port}/health`, server, 40_000);
+      await waitForHealth(`http://127.0.0.1:${port}/health`, server, 90_000);
       const call = (token: string) => fetch(`http://127.0.0.1:${port}/v1/auth/test`, { headers: { authorization: `Bearer ${token}` } });
 
       const asAdmin = await call(adminToken);
@@ -171,7 +168,7 @@ describe("npm run token + npm start without OIDC_ISSUER", () => {
 
       // The start-up warning says the development issuer is trusted. Log lines are written in
       // batches (every 50 ms), so wait until the "listening" line has arrived.
-      for (let i = 0; i < 40 && !server.stdout().includes('"msg":"listening"'); i++) await new Promise((r) => setTimeout(r, 50));
+      await waitFor("the listening line", () => server.stdout().includes('"msg":"listening"'), { timeout: 10_000 });
       const lines = server
         .stdout()
         .split("\n")

@@ -10,6 +10,7 @@ import { useTestEnvironment } from "../support/environment";
 import { startFakeInference, type FakeInference, type ReceivedCall } from "../support/fake-inference";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
 import { json } from "../support/users";
+import { waitFor } from "../support/wait";
 
 const EMBED_MODEL = "bge-m3";
 let host: FakeInference;
@@ -32,15 +33,13 @@ const client = (api: "ollama" | "openai", options: { hosts?: string[]; embedMode
 
 const dot = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
 
-/** Waits for work started in the background (section vectors) without a fixed sleep. */
+/** Waits for work started in the background (section vectors). */
 async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, ms = 5_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
+  const found = await waitFor("background work", async () => {
     const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    return value === undefined ? undefined : { value };
+  }, { timeout: ms });
+  return found.value;
 }
 
 describe("embedding call on the inference port", () => {
@@ -122,11 +121,11 @@ describe("section vectors", () => {
     host.setEmbedMode("down");
     const clock = fixedClock(1_000_000);
     const state = createEmbeddingState();
-    const options = { inference: client("ollama"), clock };
+    const builds: Promise<unknown>[] = [];
+    const options = { inference: client("ollama"), clock, background: (work: Promise<unknown>) => void builds.push(work) };
     const snapshot = makeSnapshot({ content: sectionsKb(3), version: 1, updatedAt: new Date().toISOString() }, [], "s");
     sectionVectors(state, snapshot, snapshot.sections, options);
-    await eventually(() => (host.embeds().length === 1 ? true : undefined));
-    await new Promise((r) => setTimeout(r, 50));
+    await Promise.all(builds);
     for (let i = 0; i < 5; i++) expect(sectionVectors(state, snapshot, snapshot.sections, options)).toBeUndefined();
     expect(host.embeds()).toHaveLength(1);
     host.setEmbedMode("ok");

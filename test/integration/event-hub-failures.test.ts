@@ -2,13 +2,14 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import type { Db } from "../../src/db/port";
 import { queryRows } from "../../src/db/rows";
-import { createMemoryStore } from "../../src/kv/memory";
+import type { KeyValueStore } from "../../src/kv/port";
 import { createJsonLogger } from "../../src/platform/logger";
 import { createEventHub, type HubStream } from "../../src/services/matching/event-hub";
 import { eventChannel } from "../../src/services/matching/events";
 import { buildTestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { signIn, type Person } from "../support/people";
+import { waitFor } from "../support/wait";
 
 const env = useTestEnvironment();
 
@@ -26,16 +27,32 @@ async function storeEvent(to: Person, from: Person): Promise<number> {
   return Number(row!.id);
 }
 
-/** The test database, with `execute` replaced for the calls `intercept` takes (it returns undefined for the rest). */
-function interceptedDb(intercept: (call: number, real: Db) => Promise<unknown> | undefined): Db {
+/**
+ * The test database, with `execute` replaced for the calls `intercept` takes (it returns undefined
+ * for the rest); `calls()` counts the reads begun so far.
+ */
+function interceptedDb(intercept: (call: number, real: Db) => Promise<unknown> | undefined): Db & { calls(): number } {
   const real = env.db.database.db;
   let calls = 0;
   return new Proxy(real, {
     get(target, prop, receiver) {
+      if (prop === "calls") return () => calls;
       if (prop !== "execute") return Reflect.get(target, prop, receiver);
       return (query: Parameters<Db["execute"]>[0]) => intercept(++calls, real) ?? target.execute(query);
     },
-  });
+  }) as Db & { calls(): number };
+}
+
+/** Resolves once the store's subscribers to `channel` (the hub's handler among them) have had `message`. */
+async function heard(kv: KeyValueStore, channel: string, message: string): Promise<void> {
+  let got = false;
+  const stop = await kv.subscribe!(channel, (m) => (got ||= m === message));
+  try {
+    await kv.publish(channel, message);
+    await waitFor(`${message} on ${channel}`, () => got);
+  } finally {
+    stop();
+  }
 }
 
 function logCollector() {
@@ -51,7 +68,7 @@ describe("the event hub when a read fails", () => {
     // The first read fails the way a real query does: drizzle's error around the driver's.
     const db = interceptedDb((call, real) => (call === 1 ? real.execute(sql`select ${me.id}::text from events_missing`) : undefined));
     const { lines, logger } = logCollector();
-    const hub = createEventHub({ kv: createMemoryStore(), db: () => db, logger, heartbeatMs: 60_000, pollMs: 60_000 });
+    const hub = createEventHub({ kv: t.deps.kv, db: () => db, logger, heartbeatMs: 60_000, pollMs: 60_000 });
     const stream = collector(me.id, 0);
     await hub.add(stream);
     try {
@@ -77,14 +94,13 @@ describe("the event hub when a read never returns", () => {
     const [x, y, other] = [await signIn(t, env.issuer), await signIn(t, env.issuer), await signIn(t, env.issuer)];
     // X's first read is stuck (a half-open connection, a lock) for longer than this test runs.
     const db = interceptedDb((call) => (call === 1 ? never() : undefined));
-    const kv = createMemoryStore();
+    const kv = t.deps.kv;
     const hub = createEventHub({ kv, db: () => db, logger: createJsonLogger({ level: "silent" }), heartbeatMs: 60_000, pollMs: 60_000, readTimeoutMs: 60_000 });
     const sx = collector(x.id, 0);
     const sy = collector(y.id, 0);
     await hub.add(sx);
     try {
-      // Past the batching window: X's read has begun.
-      await new Promise((r) => setTimeout(r, 50));
+      await waitFor("X's read to begin", () => db.calls() === 1);
       await hub.add(sy);
       const forY = await storeEvent(y, other);
       await kv.publish(eventChannel(y.id), "1");
@@ -103,7 +119,7 @@ describe("the event hub when a read never returns", () => {
     const db = interceptedDb((call) => (call === 1 ? never() : undefined));
     const { lines, logger } = logCollector();
     // No heartbeat or poll within the test: only the deadline and the retry can bring the event.
-    const hub = createEventHub({ kv: createMemoryStore(), db: () => db, logger, heartbeatMs: 60_000, pollMs: 60_000, readTimeoutMs: 200 });
+    const hub = createEventHub({ kv: t.deps.kv, db: () => db, logger, heartbeatMs: 60_000, pollMs: 60_000, readTimeoutMs: 200 });
     const sx = collector(x.id, 0);
     await hub.add(sx);
     try {
@@ -121,19 +137,21 @@ describe("the event hub when a read never returns", () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     // X's first read answers only once the test lets it (after the second event is stored).
     const db = interceptedDb((call, real) => (call === 1 ? held.then(() => real.execute(sql`select ${x.id}::text as user_id, ${String(first)} as id, 'wink.received' as type, ${JSON.stringify({ userId: other.id })}::jsonb as data`)) : undefined));
-    const kv = createMemoryStore();
+    const kv = t.deps.kv;
     const hub = createEventHub({ kv, db: () => db, logger: createJsonLogger({ level: "silent" }), heartbeatMs: 60_000, pollMs: 60_000 });
     const sx = collector(x.id, 0);
     await hub.add(sx);
     try {
-      await new Promise((r) => setTimeout(r, 50));
+      await waitFor("X's first read to begin", () => db.calls() === 1);
       const second = await storeEvent(x, other);
-      await kv.publish(eventChannel(x.id), "1");
-      await new Promise((r) => setTimeout(r, 50));
+      await heard(kv, eventChannel(x.id), "1");
       release();
       await vi.waitFor(() => expect(sx.got).toEqual([first, second]), { timeout: 2_000 });
-      await new Promise((r) => setTimeout(r, 100));
-      expect(sx.got).toEqual([first, second]);
+      // Nothing more: the next event, notified after all that, is the next thing delivered.
+      const third = await storeEvent(x, other);
+      await kv.publish(eventChannel(x.id), "1");
+      await vi.waitFor(() => expect(sx.got).toHaveLength(3), { timeout: 2_000 });
+      expect(sx.got).toEqual([first, second, third]);
     } finally {
       hub.remove(sx);
     }

@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { queryRows } from "../../src/db/rows";
-import { createMemoryStore } from "../../src/kv/memory";
 import { createJsonLogger } from "../../src/platform/logger";
 import { createEventHub, type HubStream } from "../../src/services/matching/event-hub";
 import { eventChannel } from "../../src/services/matching/events";
@@ -9,6 +8,7 @@ import { buildTestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { signIn } from "../support/people";
 import { lockWaiters, withPgClient } from "../support/pg";
+import { appStore } from "../support/redis";
 
 const env = useTestEnvironment();
 
@@ -32,7 +32,7 @@ describe("the event hub", () => {
         )[0].id,
       );
     const [e1, e2, e3] = [await store(), await store(), await store()];
-    const kv = createMemoryStore();
+    const kv = appStore();
     const hub = createEventHub({ kv, db: () => db, logger: createJsonLogger({ level: "silent" }), heartbeatMs: 60_000, pollMs: 60_000 });
     // A stream that has seen all but the last event, and then that one too.
     const a = collector(me.id, e2);

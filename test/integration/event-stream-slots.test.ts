@@ -1,6 +1,5 @@
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { Database } from "../../src/db/port";
-import { createMemoryStore } from "../../src/kv/memory";
 import type { KeyValueStore } from "../../src/kv/port";
 import { fixedClock } from "../../src/platform/clock";
 import { HEARTBEAT_MS } from "../../src/services/matching/event-streams";
@@ -9,7 +8,8 @@ import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { useEveryStore } from "../support/every-store";
 import { signIn, type Person } from "../support/people";
-import { testRedis } from "../support/redis";
+import { appStore, testRedis } from "../support/redis";
+import { waitFor } from "../support/wait";
 
 const env = useTestEnvironment();
 const onEveryStore = useEveryStore();
@@ -19,8 +19,8 @@ afterEach(() => vi.useRealTimers());
 
 const T0 = Date.parse("2026-05-05T08:00:00Z");
 
-const withoutSubscribe = (clock?: ReturnType<typeof fixedClock>): KeyValueStore => {
-  const { subscribe: _omitted, ...rest } = createMemoryStore(clock ? { clock } : {});
+const withoutSubscribe = (): KeyValueStore => {
+  const { subscribe: _omitted, ...rest } = appStore();
   return rest as KeyValueStore;
 };
 
@@ -111,7 +111,7 @@ describe("open event streams per person", () => {
     const clock = fixedClock(Date.now());
     const { database, held } = countingDatabase();
     // Standard tier, and the store of Workers: every stream polls on a session of its own.
-    const t = buildTestApp({ database, issuer: env.issuer, clock, kv: withoutSubscribe(clock) });
+    const t = buildTestApp({ database, issuer: env.issuer, clock, kv: withoutSubscribe() });
     const me = await signIn(t, env.issuer);
     const streams = [];
     for (let i = 0; i < 5; i++) streams.push(await openStream(t, me));
@@ -164,13 +164,14 @@ describe("open event streams per person", () => {
   });
 
   it.each([
-    { path: "the event hub", kv: (clock: ReturnType<typeof fixedClock>) => createMemoryStore({ clock }) },
+    { path: "the event hub", kv: appStore },
     { path: "a polling stream", kv: withoutSubscribe },
   ])("keeps a live stream's place past its first lease by renewing it on each heartbeat ($path)", async ({ kv }) => {
     // Only the heartbeat intervals run on the fake clock; database and store I/O stay real.
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const clock = fixedClock(Date.now());
-    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, clock, kv: kv(clock) });
+    const store = kv();
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, clock, kv: store });
     const me = await signIn(t, env.issuer);
     const streams = [];
     for (let i = 0; i < 5; i++) streams.push(await openStream(t, me));
@@ -178,7 +179,8 @@ describe("open event streams per person", () => {
     clock.advance(STREAM_LEASE_MS - 10_000);
     vi.advanceTimersByTime(HEARTBEAT_MS);
     // The renewals are store calls the heartbeat starts and does not wait for.
-    await new Promise((r) => setTimeout(r, 100));
+    const renewedUntil = clock.now() + STREAM_LEASE_MS;
+    await waitFor("five renewed leases", async () => (await store.zrevrangeWithScores(`events:streams:${me.id}`, 0, -1)).filter((l) => l.score === renewedUntil).length === 5);
     // Past the first lease, within the renewed one: still five streams open.
     clock.advance(30_000);
     const sixth = await t.request("/api/v1/matches/events", { headers: me.headers });

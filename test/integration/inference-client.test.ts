@@ -4,6 +4,7 @@ import { fixedClock } from "../../src/platform/clock";
 import { webRandom } from "../../src/platform/ids";
 import { createFence, createInferenceClient, echoesPrompt, InferenceError, type InferenceApi } from "../../src/services/inference";
 import { startFakeInference, type FakeInference } from "../support/fake-inference";
+import { waitFor } from "../support/wait";
 
 const Answer = z.object({ reply: z.string().min(1), score: z.number().min(0).max(1) });
 const messages = [{ role: "system" as const, content: "Answer as JSON." }, { role: "user" as const, content: "Hello there" }];
@@ -195,7 +196,7 @@ describe.each(FETCHES)("over %s", (_name, fetchImpl) => {
       a.setMode("slow", { delayMs: 10_000 });
       const controller = new AbortController();
       const pending = client(api, [a.url, b.url]).generate({ messages, schema: Answer, signal: controller.signal }).catch((e: unknown) => e);
-      await new Promise((r) => setTimeout(r, 100));
+      await waitFor("the call at the first host", () => a.chats().length === 1);
       controller.abort();
       expect(await pending).toMatchObject({ reason: "aborted" });
       expect((await a.waitForAbort()).aborted).toBe(true);

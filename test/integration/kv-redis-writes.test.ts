@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisStore } from "../../src/node/kv-redis";
 import { startRedisProxy, type RedisProxy } from "../support/redis-proxy";
 import { randomSuffix } from "../support/services";
+import { waitFor } from "../support/wait";
 
 /** Counts the writes handed to the kernel by sockets connected to `port` (one per `_write`/`_writev`). */
 function countSocketWrites(port: () => number): { count(): number; restore(): void } {
@@ -56,9 +57,8 @@ describe("the Redis store's writes", () => {
     try {
       await kv.ping();
       const first = kv.get("first");
-      // The next turn: the first command's reply is still held back by the proxy.
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // The first command has left; its reply is still held back by the proxy.
+      await waitFor("the first command at the proxy", () => proxy.chunks.some((c) => c.text.includes("first")));
       const second = kv.get("second");
       await Promise.all([first, second]);
       const sentSecond = proxy.chunks.find((c) => c.text.includes("second"));

@@ -16,6 +16,7 @@ interface Board {
 describe("leaderboard paging", () => {
   it("serves the pages of the top from one ranking: a member who moves while someone pages is neither repeated nor skipped", async () => {
     const clock = fixedClock(Date.now());
+    // The in-process store: the cached ranking's lifetime must run on the test's fake clock, as Redis's TTLs cannot.
     const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, clock, kv: createMemoryStore({ clock }) });
     const admin = await signIn(t, env.issuer, { admin: true });
     const people = [];

@@ -3,13 +3,13 @@ import { serve } from "@hono/node-server";
 import { sql } from "drizzle-orm";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryStore } from "../../src/kv/memory";
 import type { KeyValueStore } from "../../src/kv/port";
 import { eventChannel } from "../../src/services/matching/events";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
-import { testRedis, type TestRedis } from "../support/redis";
+import { appStore, testRedis, type TestRedis } from "../support/redis";
+import { waitFor } from "../support/wait";
 import { json } from "../support/users";
 
 const env = useTestEnvironment();
@@ -19,8 +19,6 @@ interface Stream {
   contentType: string | null;
   /** The next event; fails after `timeoutMs`. */
   next(timeoutMs?: number): Promise<EventSourceMessage>;
-  /** Resolves to the events that arrived within `ms`. */
-  drain(ms: number): Promise<EventSourceMessage[]>;
   raw(): string;
   close(): Promise<void>;
 }
@@ -68,10 +66,6 @@ async function openStream(t: TestApp, who: Person, lastEventId?: string): Promis
         waiters.push(wrapped);
       });
     },
-    async drain(ms) {
-      await new Promise((r) => setTimeout(r, ms));
-      return queue.splice(0);
-    },
     raw: () => text,
     async close() {
       await reader.cancel();
@@ -96,6 +90,21 @@ async function matchUp(t: TestApp, a: Person, b: Person): Promise<string> {
 }
 
 const dataOf = (e: EventSourceMessage) => JSON.parse(e.data) as Record<string, unknown>;
+
+/**
+ * "Nothing else arrives": someone new winks at `to` and the stream's next event must be that wink,
+ * so any event that should not be there would have come first.
+ */
+async function nextIsMarker(t: TestApp, stream: Stream, to: Person): Promise<void> {
+  const marker = await signIn(t, env.issuer);
+  await wink(t, marker, to);
+  const next = await stream.next();
+  expect({ event: next.event, userId: dataOf(next).userId }).toEqual({ event: "wink.received", userId: marker.id });
+}
+
+/** Resolves once `subscribers` connections listen to the person's channel on the store. */
+const subscribed = (kv: KeyValueStore, userId: string, subscribers: number, timeout?: number) =>
+  waitFor(`${subscribers} subscriber(s) to ${userId}'s events`, async () => (await kv.publish(eventChannel(userId), "ping")) === subscribers, { timeout });
 
 describe("match events on one instance", () => {
   let t: TestApp;
@@ -160,8 +169,7 @@ describe("match events on one instance", () => {
       expect(replayed.map((e) => e.event)).toEqual(["wink.received", "wink.received", "match.created"]);
       expect(replayed.map((e) => dataOf(e).userId)).toEqual([y.id, z.id, x.id]);
       expect(dataOf(replayed[2]!).matchId).toBe(matchId);
-      expect(await again.drain(300)).toEqual([]);
-      // And it goes on live after the replay.
+      // And it goes on live after the replay, with nothing else between.
       const w = await signIn(t, env.issuer);
       await wink(t, w, me);
       expect(dataOf(await again.next()).userId).toBe(w.id);
@@ -171,7 +179,7 @@ describe("match events on one instance", () => {
     // Without Last-Event-ID, nothing old is replayed.
     const fresh = await openStream(t, me);
     try {
-      expect(await fresh.drain(300)).toEqual([]);
+      await nextIsMarker(t, fresh, me);
     } finally {
       await fresh.close();
     }
@@ -187,11 +195,9 @@ describe("match events on one instance", () => {
   it("ends the stream and drops its subscription when the client goes away", async () => {
     const me = await signIn(t, env.issuer);
     const stream = await openStream(t, me);
-    await stream.drain(50);
-    expect(await t.deps.kv.publish(eventChannel(me.id), "ping")).toBe(1);
+    await subscribed(t.deps.kv, me.id, 1);
     await stream.close();
-    await new Promise((r) => setTimeout(r, 100));
-    expect(await t.deps.kv.publish(eventChannel(me.id), "ping")).toBe(0);
+    await subscribed(t.deps.kv, me.id, 0);
     expect(stream.raw()).toContain(": connected");
   });
 
@@ -214,11 +220,8 @@ describe("match events on one instance", () => {
       expect(await t.deps.kv.publish(eventChannel(q.id), "ping")).toBe(1);
       abort.abort();
       await reader.cancel().catch(() => {});
-      const until = Date.now() + 2_000;
-      const t0 = Date.now();
-      while ((await t.deps.kv.publish(eventChannel(q.id), "ping")) !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-      expect(await t.deps.kv.publish(eventChannel(q.id), "ping")).toBe(0);
-      expect(Date.now() - t0).toBeLessThan(1_000);
+      // Let go within a second of the client leaving.
+      await subscribed(t.deps.kv, q.id, 0, 1_000);
     } finally {
       // fetch keeps the connection alive for a while; close does not wait for it.
       (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
@@ -239,7 +242,7 @@ describe("match events on one instance", () => {
     try {
       const e = await replay.next();
       expect(dataOf(e).userId).toBe(friend.id);
-      expect(await replay.drain(300)).toEqual([]);
+      await nextIsMarker(t, replay, me);
     } finally {
       await replay.close();
     }
@@ -248,26 +251,37 @@ describe("match events on one instance", () => {
 
 describe("HEAD on the event stream", () => {
   it("answers a GET's headers without opening a stream, so nothing is left subscribed or polling", async () => {
-    const kv = createMemoryStore();
-    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv });
-    const me = await signIn(t, env.issuer);
+    const kv = appStore();
+    const channels: string[] = [];
+    const subscribe = kv.subscribe!.bind(kv);
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: { ...kv, subscribe: (channel, handler) => (channels.push(channel), subscribe(channel, handler)) } });
+    const [me, marker] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
     const res = await t.request("/api/v1/matches/events", { method: "HEAD", headers: me.headers });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expect(await res.text()).toBe("");
-    await new Promise((r) => setTimeout(r, 50));
+    // A stream opened after the HEAD subscribes after anything the HEAD would have set going.
+    const after = await openStream(t, marker);
+    try {
+      await subscribed(kv, marker.id, 1);
+    } finally {
+      await after.close();
+    }
+    expect(channels).toContain(eventChannel(marker.id));
+    expect(channels).not.toContain(eventChannel(me.id));
     expect(await kv.publish(eventChannel(me.id), "anyone?")).toBe(0);
     // A bad Last-Event-ID is refused on HEAD as on GET.
     expect((await t.request("/api/v1/matches/events", { method: "HEAD", headers: { ...me.headers, "last-event-id": "x" } })).status).toBe(400);
   });
 });
 
+const withoutSubscribe = (): KeyValueStore => {
+  const { subscribe: _omitted, ...rest } = appStore();
+  return rest as KeyValueStore;
+};
+
 describe("match events where the store cannot subscribe", () => {
-  const withoutSubscribe = (): KeyValueStore => {
-    const { subscribe: _omitted, ...rest } = createMemoryStore();
-    return rest as KeyValueStore;
-  };
-  const refusingSubscribe = (): KeyValueStore => ({ ...createMemoryStore(), subscribe: () => Promise.reject(new Error("subscribe refused")) });
+  const refusingSubscribe = (): KeyValueStore => ({ ...appStore(), subscribe: () => Promise.reject(new Error("subscribe refused")) });
   it.each([
     { store: "has no subscribe (Upstash on Workers)", kv: withoutSubscribe, failureLogged: false },
     { store: "refuses the subscription (the hub on Node falls back)", kv: refusingSubscribe, failureLogged: true },
@@ -290,7 +304,7 @@ describe("match events where the store cannot subscribe", () => {
 
 describe("event streams when the process stops", () => {
   /** Reads the rest of a response's body; fails if it has not ended within `ms`. */
-  async function untilEnd(res: Response, ms = 2_000): Promise<string> {
+  async function untilEnd(res: Response, ms = 2_000, progress: (text: string) => void = () => {}): Promise<string> {
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     let text = "";
@@ -301,15 +315,11 @@ describe("event streams when the process stops", () => {
       if (next === "late") throw new Error(`the stream had not ended within ${ms} ms: ${JSON.stringify(text)}`);
       if (next.done) return text;
       text += decoder.decode(next.value, { stream: true });
+      progress(text);
     }
   }
-  const withoutSubscribe = (): KeyValueStore => {
-    const { subscribe: _omitted, ...rest } = createMemoryStore();
-    return rest as KeyValueStore;
-  };
-
   it.each([
-    { path: "the event hub", kv: () => createMemoryStore() },
+    { path: "the event hub", kv: appStore },
     { path: "a polling stream", kv: withoutSubscribe },
   ])("ends every open stream on $path, lets go of its subscription, and ends a stream asked for afterwards at once", async ({ kv }) => {
     const stopping = new AbortController();
@@ -317,11 +327,12 @@ describe("event streams when the process stops", () => {
     const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: store, deps: { stopping: stopping.signal } });
     const [p, q] = [await signIn(t, env.issuer), await signIn(t, env.issuer)];
     const open = await Promise.all([p, p, q].map((who) => t.request("/api/v1/matches/events", { headers: who.headers })));
-    const ended = open.map((res) => untilEnd(res));
-    await new Promise((r) => setTimeout(r, 100));
+    const texts = open.map(() => "");
+    const ended = open.map((res, i) => untilEnd(res, 2_000, (text) => (texts[i] = text)));
+    await waitFor("every stream connected", () => texts.every((text) => text.includes(": connected")));
     stopping.abort();
     for (const text of await Promise.all(ended)) expect(text).toMatch(/^retry: 2000\n: connected\n\n/);
-    if (store.subscribe) expect(await store.publish(eventChannel(p.id), "ping")).toBe(0);
+    if (store.subscribe) await subscribed(store, p.id, 0);
     const late = await t.request("/api/v1/matches/events", { headers: p.headers });
     expect(late.status).toBe(200);
     expect(await untilEnd(late)).toBe("retry: 2000\n\n");
@@ -330,8 +341,7 @@ describe("event streams when the process stops", () => {
 
 describe("a polling event stream whose read fails", () => {
   it("ends without sending the error, and logs the query without its bound values and with the driver's cause", async () => {
-    const { subscribe: _omitted, ...rest } = createMemoryStore();
-    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: rest as KeyValueStore });
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: withoutSubscribe() });
     const me = await signIn(t, env.issuer);
     const res = await t.request("/api/v1/matches/events", { headers: { ...me.headers, accept: "text/event-stream" } });
     expect(res.status).toBe(200);
@@ -387,7 +397,7 @@ describe("match events across instances (one Postgres, one Redis)", () => {
     const [p, q] = [await signIn(a, env.issuer), await signIn(a, env.issuer)];
     const onB = await openStream(b, q);
     try {
-      await onB.drain(100);
+      await subscribed(a.deps.kv, q.id, 1);
       const started = Date.now();
       await swipe(a, p, q);
       await swipe(a, q, p);

@@ -44,6 +44,7 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
     const value = await Promise.resolve().then(probe).catch(() => undefined);
     if (value !== undefined && value !== false) return value as T;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    // The poll interval of a wait with a deadline, on state held by other processes.
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -23,6 +23,7 @@ async function waitForHealth(url: string, timeoutMs: number): Promise<Response> 
       return await fetch(url);
     } catch (err) {
       if (Date.now() > deadline) throw err;
+      // The poll interval of a wait with a deadline: the child process's port is not open yet.
       await new Promise((r) => setTimeout(r, 150));
     }
   }

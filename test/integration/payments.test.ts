@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { queryRows } from "../../src/db/rows";
-import { createMemoryStore } from "../../src/kv/memory";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { expectError } from "../support/errors";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
 import { creditsOf, deliver, expectLedgerBalanced, paymentRow, useProviders } from "../support/payments";
 import { json } from "../support/users";
+import { testRedis } from "../support/redis";
 
 const env = useTestEnvironment();
 const providers = useProviders();
@@ -415,9 +415,13 @@ describe("mobile-money OAuth token", () => {
   });
 
   it("never sends a token cached for other credentials sharing the store", async () => {
-    const kv = createMemoryStore({ clock: { now: () => Date.now() } });
+    // One key prefix on Redis the two apps share, each through its own connection as two
+    // instances would; the test reads every token cached under it.
+    const shared = testRedis();
+    onTestFinished(() => shared.cleanup());
+    const kv = shared.store();
     const build = (extra: Record<string, string> = {}) =>
-      buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, env: { ...providers.current.env, ...extra }, kv });
+      buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, env: { ...providers.current.env, ...extra }, kv: shared.store() });
     const current = build();
     const me = await person(current);
     expect((await post(current, me, "/api/v1/mobile-money/stk-push", { phoneNumber: "0712345678", amount: 100 })).status).toBe(201);

@@ -9,6 +9,7 @@ import { buildTestApp, type TestApp, type TestAppOptions } from "../support/app"
 import { useTestEnvironment } from "../support/environment";
 import { testRedis, type TestRedis } from "../support/redis";
 import { newUser } from "../support/users";
+import { waitFor } from "../support/wait";
 
 const env = useTestEnvironment();
 let redis: TestRedis;
@@ -18,7 +19,8 @@ afterEach(async () => {
 });
 
 // An AI-limited route whose requests stay in flight until the test lets them go.
-function slowAiRoute(gate: Promise<void>) {
+/** A route held at `gate`; `entered` counts the requests that passed the limits and reached it. */
+function slowAiRoute(gate: Promise<void>, entered: { count: number } = { count: 0 }) {
   return createRouter().openapi(
     protectedRoute("ai", {
       method: "get",
@@ -26,6 +28,7 @@ function slowAiRoute(gate: Promise<void>) {
       responses: { 200: { description: "done", content: { "application/json": { schema: z.object({ ok: z.boolean() }) } } } },
     }),
     async (c) => {
+      entered.count += 1;
       await gate;
       return c.json({ ok: true }, 200);
     },
@@ -166,11 +169,11 @@ describe("AI limits", () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const t = app();
-    t.app.route("/", slowAiRoute(gate));
+    const entered = { count: 0 };
+    t.app.route("/", slowAiRoute(gate, entered));
     const user = await newUser(env.issuer);
     const inFlight = Array.from({ length: 5 }, () => t.request("/__test/ai-slow", { headers: user.headers }));
-    // Let the five pass their rate check before the sixth arrives.
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor("the five to pass their rate check", () => entered.count === 5);
     const sixth = await t.request("/__test/ai-slow", { headers: user.headers });
     expect(sixth.status).toBe(429);
     expect(await sixth.json()).toMatchObject({ error: "rate_limit_exceeded", code: 429, retry_after: 1 });
@@ -182,13 +185,8 @@ describe("AI limits", () => {
     expect(done[0]?.headers.get("x-ai-ratelimit-limit")).toBe("100");
     expect(done[0]?.headers.get("x-ratelimit-limit")).toBe("1000");
 
-    // Releases are deferred; poll briefly until a slot is free again.
-    let status = 429;
-    for (let i = 0; i < 20 && status === 429; i++) {
-      status = (await t.request("/__test/ai-slow", { headers: user.headers })).status;
-      if (status === 429) await new Promise((r) => setTimeout(r, 25));
-    }
-    expect(status).toBe(200);
+    // Releases are deferred: a slot is free again soon after.
+    await waitFor("a free slot", async () => (await t.request("/__test/ai-slow", { headers: user.headers })).status === 200, { timeout: 2_000 });
   });
 
   it("counts an AI request once against the general quota, in the same check", async () => {
@@ -208,11 +206,12 @@ describe("AI limits", () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const t = app({ clock });
-    t.app.route("/", slowAiRoute(gate));
+    const entered = { count: 0 };
+    t.app.route("/", slowAiRoute(gate, entered));
     const user = await newUser(env.issuer);
     // Five requests that never end, as if their instance died mid-request.
     void Array.from({ length: 5 }, () => t.request("/__test/ai-slow", { headers: user.headers }));
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor("the five to hold their slots", () => entered.count === 5);
     expect((await t.request("/__test/ai-slow", { headers: user.headers })).status).toBe(429);
     clock.advance(121_000);
     const res = t.request("/__test/ai-slow", { headers: user.headers });

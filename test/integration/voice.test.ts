@@ -10,6 +10,7 @@ import { expectError } from "../support/errors";
 import { startFakeVoiceRuntime, type FakeVoiceRuntime } from "../support/fake-voice-runtime";
 import { ENTERPRISE, signIn } from "../support/people";
 import { freePort } from "../support/process";
+import { waitFor } from "../support/wait";
 
 const env = useTestEnvironment();
 const SECRET = "voice-runtime-shared-secret-0123456789";
@@ -298,9 +299,13 @@ describe("POST /api/v1/voice/agent", () => {
       expect(body.message).toMatch(/at once/i);
       finishAll();
       await Promise.all(open.map((r) => r.arrayBuffer()));
-      await new Promise((r) => setTimeout(r, 50));
       runtime.handle(undefined);
-      expect((await call()).status).toBe(200);
+      // The slots are released once each stream has ended, a moment after its last byte.
+      await waitFor("a free AI slot", async () => {
+        const res = await call();
+        await res.arrayBuffer();
+        return res.status === 200;
+      });
     } finally {
       finishAll();
       runtime.handle(undefined);
@@ -329,9 +334,8 @@ describe("a client that goes away", () => {
       // standard: 5 AI requests at once. Five callers give up after 200 ms.
       const gaveUp = await Promise.allSettled(Array.from({ length: 5 }, () => call(AbortSignal.timeout(200))));
       expect(gaveUp.every((r) => r.status === "rejected")).toBe(true);
-      const deadline = Date.now() + 2_000;
-      while (closedEarly < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-      expect(closedEarly).toBe(5);
+      // Cancelled before the runtime answers (3 s): an answered call is not counted.
+      await waitFor("the five runtime calls to be cancelled", () => closedEarly === 5);
       runtime.handle(undefined);
       // Their slots are free again well before the runtime would have answered them.
       expect((await call()).status).toBe(200);

@@ -7,6 +7,7 @@ import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, award, signIn, transfer, walletRow, type Person } from "../support/people";
 import { json } from "../support/users";
+import { waitFor } from "../support/wait";
 
 // Real Postgres, real row locks: many requests of one app race on the same wallets.
 
@@ -156,19 +157,16 @@ describe("wallet under concurrency", () => {
 
       const pending = transfer(t, sender, { toUserId: recipient.id, amount: 77, note: "doomed" }, { "idempotency-key": "doomed-transfer" });
 
-      let blocked: number | undefined;
-      for (let i = 0; i < 200 && blocked === undefined; i++) {
+      const blockedRow = await waitFor("the transfer to block on the recipient's row", async () => {
         const { rows } = await observer.query<{ pid: number; query: string }>(
           "select pid, query from pg_stat_activity where datname = $1 and wait_event_type = 'Lock' and pid <> pg_backend_pid()",
           [env.db.name],
         );
-        if (rows.length > 1) throw new Error(`more than one blocked backend: ${JSON.stringify(rows)}`);
-        if (rows[0]) {
-          expect(rows[0].query).toMatch(/ledger_transfer/);
-          blocked = rows[0].pid;
-        } else await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(blocked, "the transfer never blocked on the recipient's row").toBeDefined();
+        expect(rows.length, `more than one blocked backend: ${JSON.stringify(rows)}`).toBeLessThanOrEqual(1);
+        return rows[0];
+      });
+      expect(blockedRow.query).toMatch(/ledger_transfer/);
+      const blocked = blockedRow.pid;
 
       // Inside the doomed transaction the sender has been debited already: its row is locked by
       // that transaction (the locker holds only the recipient's), and the debit is not visible.

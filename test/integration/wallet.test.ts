@@ -385,6 +385,7 @@ interface Board {
 describe("leaderboard", () => {
   it("ranks by coins, pages with offsets, and serves a cached page for 30 s", async () => {
     const clock = fixedClock(Date.now());
+    // The in-process store: the page cache's 30 s must run on the test's fake clock, as Redis's TTLs cannot.
     const t = app({ clock, kv: createMemoryStore({ clock }) });
     const admin = await person(t, { admin: true });
     // Far above anything else in this file's database, so these three hold the top ranks.
@@ -449,7 +450,8 @@ describe("leaderboard", () => {
 
 describe("leaderboard privacy", () => {
   it("leaves out members who hid their profile, and from a viewer's pages anyone with a block between them", async () => {
-    const t = app({ kv: createMemoryStore() });
+    // The app's own key prefix on Redis: pages are computed afresh here, never served from another test's cache.
+    const t = app();
     const admin = await person(t, { admin: true });
     const [viewer, hidden, blocked, other] = [await person(t), await person(t), await person(t), await person(t)];
     for (const p of [hidden, blocked, other]) await award(t, admin, p.id, 10);

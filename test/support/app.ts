@@ -2,7 +2,6 @@ import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
 import type { Database } from "../../src/db/port";
 import type { AppDeps } from "../../src/deps";
-import { createMemoryStore } from "../../src/kv/memory";
 import type { KeyValueStore } from "../../src/kv/port";
 import { fixedClock, systemClock, type Clock } from "../../src/platform/clock";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
@@ -11,10 +10,15 @@ import { createOidcVerifier } from "../../src/auth/tokens";
 import { readApiReferenceScript } from "../../src/node/api-reference-script";
 import type { TierLookup } from "../../src/services/tiers/port";
 import type { TestIssuer } from "./issuer";
+import { appStore } from "./redis";
 import { checkResponse, responseContracts } from "./response-contract";
 
 export interface TestAppOptions {
   database: Database;
+  /**
+   * Defaults to the real Redis under a key prefix of this app's own (test/support/redis.ts). A test
+   * that passes the in-process store says why next to it.
+   */
   kv?: KeyValueStore;
   clock?: Clock;
   env?: Record<string, string>;
@@ -45,7 +49,7 @@ export function buildTestApp(options: TestAppOptions): TestApp {
     ...options.env,
   });
   const clock = options.clock ?? systemClock;
-  const kv = options.kv ?? createMemoryStore({ clock });
+  const kv = options.kv ?? appStore();
   const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   const logger = createJsonLogger({ level: "debug", sink: (line) => logs.push(JSON.parse(line) as Record<string, unknown>), clock: () => clock.now(), secrets: configuredSecrets(config) });
   const deps: AppDeps = {

@@ -13,7 +13,7 @@ export interface TestRedis {
 
 /** A key namespace of its own on the real Redis, for one test or test file. */
 export function testRedis(): TestRedis {
-  const prefix = `test:${randomSuffix()}:`;
+  const prefix = `test:${randomSuffix()}${randomSuffix()}:`;
   const stores: KeyValueStore[] = [];
   return {
     prefix,
@@ -25,6 +25,7 @@ export function testRedis(): TestRedis {
     async cleanup() {
       const admin = new Redis(TEST_REDIS_URL);
       try {
+        await Promise.all(stores.map((s) => s.close()));
         let cursor = "0";
         do {
           const [next, keys] = await admin.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
@@ -33,8 +34,29 @@ export function testRedis(): TestRedis {
         } while (cursor !== "0");
       } finally {
         admin.disconnect();
-        await Promise.all(stores.map((s) => s.close()));
       }
     },
   };
+}
+
+// Namespaces handed out by appStore in this test file; vitest evaluates this module once per file,
+// so the list is the file's, and the setup file (test/support/setup-redis.ts) empties it after the
+// file's last test.
+const appNamespaces: TestRedis[] = [];
+
+/**
+ * The store buildTestApp gives an app by default: the real Redis through the Node adapter, under a
+ * key prefix of its own, so two apps (or two test files, or two people's runs) never see each
+ * other's keys, as two in-process stores would not.
+ */
+export function appStore(): KeyValueStore {
+  const namespace = testRedis();
+  appNamespaces.push(namespace);
+  return namespace.store();
+}
+
+/** Closes every store appStore opened in this file and deletes its keys. */
+export async function cleanupAppStores(): Promise<void> {
+  const namespaces = appNamespaces.splice(0);
+  await Promise.all(namespaces.map((n) => n.cleanup()));
 }

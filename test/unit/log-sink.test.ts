@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createBufferedSink, inWholeLines, PIPE_ATOMIC_BYTES } from "../../src/node/log-sink";
+import { waitFor } from "../support/wait";
 
 describe("buffered log sink", () => {
   afterEach(() => {
@@ -29,7 +30,7 @@ describe("buffered log sink", () => {
     sink("two");
     await new Promise((resolve) => setImmediate(resolve));
     expect(chunks).toHaveLength(0);
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    await waitFor("the write", () => chunks.length > 0, { timeout: 1_000 });
     expect(text()).toBe("one\ntwo\n");
     expect(chunks).toHaveLength(1);
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sharedLoad, type LoadSlot } from "../../src/platform/shared-load";
+import { waitFor } from "../support/wait";
 
 /** A start function that counts its calls and hands out loads the test settles by hand. */
 function loads<T>() {
@@ -52,9 +53,9 @@ describe("sharedLoad", () => {
     void sharedLoad(slot, start, { joinMs: 50, keep: true });
     const started = Date.now();
     const joiner = sharedLoad(slot, start, { joinMs: 50, keep: true });
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    // The joiner gave up after 50 ms and began a load of its own.
-    expect(made).toHaveLength(2);
+    // The joiner gives up after 50 ms and begins a load of its own.
+    await waitFor("the joiner's own load", () => made.length === 2, { timeout: 1_000 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
     const late = sharedLoad(slot, start, { joinMs: 50, keep: true });
     made[1]?.resolve("fresh");
     expect(await joiner).toBe("fresh");

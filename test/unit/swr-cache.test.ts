@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createSwrCache, unitFrom } from "../../src/platform/swr-cache";
+import { waitFor } from "../support/wait";
 
 const FRESH = 30_000;
 const STALE = 300_000;
@@ -61,13 +62,14 @@ describe("the stale-while-revalidate cache", () => {
     await cache.get("k", async () => "old", () => {});
     now = FRESH + 1;
     const failures: unknown[] = [];
-    const answer = await cache.get("k", () => Promise.reject(new Error("database down")), (work) => void work.catch((err: unknown) => failures.push(err)));
+    let refresh: Promise<unknown> = Promise.resolve();
+    const answer = await cache.get("k", () => Promise.reject(new Error("database down")), (work) => void (refresh = work.catch((err: unknown) => failures.push(err))));
     expect(answer).toBe("old");
-    await new Promise((r) => setTimeout(r, 0));
+    await refresh;
     expect(failures).toHaveLength(1);
     // The next request tries the refresh again, still answered from memory.
-    expect(await cache.get("k", async () => "new", () => {})).toBe("old");
-    await new Promise((r) => setTimeout(r, 0));
+    expect(await cache.get("k", async () => "new", (work) => void (refresh = work))).toBe("old");
+    await refresh;
     expect(await cache.get("k", async () => "newer", () => {})).toBe("new");
   });
 

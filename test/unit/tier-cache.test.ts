@@ -4,6 +4,7 @@ import type { KeyValueStore } from "../../src/kv/port";
 import { createMemoryStore } from "../../src/kv/memory";
 import { createJsonLogger } from "../../src/platform/logger";
 import { cachedTierLookup, TIER_CHANGES_CHANNEL, TIER_FRESH_LISTENING_MS, TIER_FRESH_MS, TIER_STALE_MS, type Tier, type TierAnswer } from "../../src/services/tiers/port";
+import { waitFor } from "../support/wait";
 
 const db = {} as Db;
 
@@ -37,8 +38,34 @@ function storeWithoutSubscribe(): KeyValueStore {
 
 const logLines: string[] = [];
 const logger = createJsonLogger({ sink: (line) => logLines.push(line) });
-/** Lets the subscription the first lookup started become active. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+/**
+ * A store that tells the test when the cache has seen its subscription start, and when a message
+ * has reached the cache's handler. The test's own handler on the subscribe promise is attached one
+ * microtask after the cache's, so it runs after the cache has marked itself listening.
+ */
+function watchedStore(kv: KeyValueStore) {
+  let started: Promise<void> | undefined;
+  const delivered: string[] = [];
+  const store: KeyValueStore = {
+    ...kv,
+    subscribe: (channel, onMessage) => {
+      const subscription = kv.subscribe!(channel, (message) => {
+        onMessage(message);
+        delivered.push(message);
+      });
+      started = Promise.resolve().then(() => subscription.then(() => undefined));
+      return subscription;
+    },
+  };
+  return {
+    store,
+    subscribed: async () => {
+      if (!started) throw new Error("the cache has not subscribed");
+      await started;
+    },
+    delivered: (count: number) => waitFor(`${count} change message(s) at the cache`, () => delivered.length >= count),
+  };
+}
 
 /**
  * A tier cache over a held source, on a clock the test moves, with no jitter (random 0: an entry
@@ -129,12 +156,13 @@ describe("the per-instance tier cache", () => {
 
   it("hears of a change made on another instance through the store, and then keeps entries fresh for longer", async () => {
     const kv = createMemoryStore();
-    const { clock, held, bg, lookup } = setup(kv);
+    const watched = watchedStore(kv);
+    const { clock, held, bg, lookup } = setup(watched.store);
     const elsewhere = setup(kv);
     // The first lookup starts listening; an entry kept once the subscription is active is fresh
     // for TIER_FRESH_LISTENING_MS instead of TIER_FRESH_MS.
     const first = lookup();
-    await settle();
+    await watched.subscribed();
     held.answer("standard");
     await first;
     clock.now = TIER_FRESH_LISTENING_MS - 1;
@@ -144,7 +172,7 @@ describe("the per-instance tier cache", () => {
     // The other instance takes a payment: this one drops its entry when the message arrives.
     elsewhere.tiers.changed("u1", elsewhere.bg.keep);
     await elsewhere.bg.settled();
-    await settle();
+    await watched.delivered(1);
     const next = lookup();
     expect(held.reads()).toBe(2);
     held.answer("premium");
@@ -160,15 +188,14 @@ describe("the per-instance tier cache", () => {
     const first = lookup();
     held.answer("standard");
     await first;
-    await settle();
-    expect(logLines.some((l) => l.includes("tier changes: subscribe failed"))).toBe(true);
+    await waitFor("the subscribe failure in the log", () => logLines.some((l) => l.includes("tier changes: subscribe failed")));
     clock.now = TIER_FRESH_MS + 1;
     expect(await lookup()).toBe("standard");
     expect(held.reads()).toBe(2);
     held.answer("standard");
     tiers.changed("u2", bg.keep);
     await bg.settled();
-    await settle();
+    await waitFor("the published change", () => heard.length > 0);
     expect(heard).toEqual(["u2"]);
   });
 });

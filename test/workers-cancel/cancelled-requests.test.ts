@@ -33,6 +33,8 @@ async function call(path: string, init: RequestInit = {}, ms = 25_000): Promise<
 async function cancelledAfter(ms: number, path: string, init: RequestInit = {}): Promise<void> {
   const controller = new AbortController();
   const pending = worker.fetch(`http://api.test${path}`, { ...init, signal: controller.signal }).catch(() => undefined);
+  // Real time must pass: the request is cancelled while inside a service that is slow on the wall
+  // clock (global-setup.ts), and nothing inside workerd tells the test how far it has got.
   await sleep(ms);
   controller.abort();
   await pending;
@@ -45,6 +47,8 @@ describe("a request cancelled in the middle of a load other requests share", () 
     expect(await call("/openapi.json")).toBe(200);
     // The first request begins discovery (1.5 s at this issuer); the second joins it; the first is cancelled.
     const cancelled = cancelledAfter(500, "/v1/auth/test", { headers: { authorization: `Bearer ${first}` } });
+    // Real time must pass: the second request must arrive while the issuer's 1.5 s discovery is
+    // under way, after the first began it and before that one is cancelled at 500 ms.
     await sleep(300);
     const joined = call("/v1/auth/test", { headers: { authorization: `Bearer ${joiner}` } });
     await cancelled;
@@ -68,6 +72,8 @@ describe("AI calls cancelled while the model answers", () => {
     expect(await call("/api/v1/ai-agents/support/chat", chat)).toBe(200);
     // Five at once is the standard plan's limit; each is cancelled while the host (2 s) answers.
     await Promise.all(Array.from({ length: 5 }, () => cancelledAfter(700, "/api/v1/ai-agents/support/chat", chat)));
+    // Gives workerd time to stop the cancelled calls, which release their slots as they stop;
+    // nothing inside workerd tells the test when that has happened.
     await sleep(1_000);
     expect(await call("/api/v1/ai-agents/support/chat", chat)).toBe(200);
   });

@@ -15,6 +15,7 @@ export default async function slowSetup(project: TestProject) {
   const issuer = project.getProvidedContext().issuerUrl.replace(/\/+$/, "");
   const server = createServer((req, res) => {
     void (async () => {
+      // A slow issuer is the point: discovery must still be loading when its first request is cancelled.
       if ((req.url ?? "").includes("openid-configuration")) await new Promise((r) => setTimeout(r, 1_500));
       const up = await fetch(issuer + (req.url ?? "/"));
       res.writeHead(up.status, { "content-type": up.headers.get("content-type") ?? "application/json" });

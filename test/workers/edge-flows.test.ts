@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { SignJWT, importJWK, type JWK } from "jose";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { createWorker, type WorkerEnv } from "../../workers/api";
+import { waitFor } from "../support/wait";
 
 // The platform's own flows on the Workers runtime, with what production has there: tokens checked
 // against an OIDC issuer's JWKS, rate limits and feed sessions in Upstash (its REST protocol in
@@ -289,21 +290,18 @@ describe("live match events on the Worker", () => {
 
     await streams.shift()!.close();
     // The stream notices the cancel on its next turn and releases its lease then.
-    let next: Response | undefined;
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const ctx = createExecutionContext();
-      const res = await worker.fetch(new Request("http://api.test/api/v1/matches/events", { headers: person.headers }), bindings, ctx);
-      if (res.status === 200) {
-        await res.body!.cancel();
+    const next = await waitFor(
+      "a free stream slot",
+      async () => {
+        const ctx = createExecutionContext();
+        const res = await worker.fetch(new Request("http://api.test/api/v1/matches/events", { headers: person.headers }), bindings, ctx);
+        await res.body?.cancel();
         await waitOnExecutionContext(ctx);
-        next = res;
-        break;
-      }
-      await res.body?.cancel();
-      await waitOnExecutionContext(ctx);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(next?.status).toBe(200);
+        return res.status === 200 ? res : undefined;
+      },
+      { timeout: 5_000, interval: 100 },
+    );
+    expect(next.status).toBe(200);
     await Promise.all(streams.map((s) => s.close()));
   });
 });
