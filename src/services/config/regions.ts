@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import countryNames from "i18n-iso-countries/langs/en.json";
+import countryNames from "i18n-iso-countries/langs/en.json" with { type: "json" };
 import { assertAdmin, type Principal } from "../../auth/principal";
 import type { Db } from "../../db/port";
 import { configDocuments } from "../../db/tables/admin";
