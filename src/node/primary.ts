@@ -32,13 +32,13 @@ export async function runPrimary(config: Config): Promise<void> {
   const stop = (code: number, signal?: string) => {
     if (stopping) return;
     stopping = true;
-    stopSchedules();
+    const schedulesStopped = stopSchedules();
     if (signal) logger.info("shutting down", { signal });
     let finished = false;
     const finish = () => {
       if (finished) return;
       finished = true;
-      void deps.close().then(() => {
+      void schedulesStopped.then(() => deps.close()).then(() => {
         logger.info("stopped");
         sink.flush();
         process.exit(code);

@@ -15,9 +15,11 @@ const PRUNE_EVERY_MS = 3_600_000;
  * The Node twin of the Workers cron triggers: payment reconciliation and the hourly pruning. One
  * process per deployment runs them (the single server, or the primary of a worker cluster), so a
  * run is never doubled by the workers. The outbox's delivery loop runs here too (several
- * processes could run it safely, as claims skip each other's rows, but one is enough). Returns the stop.
+ * processes could run it safely, as claims skip each other's rows, but one is enough). Returns the
+ * stop, which resolves once the outbox's attempts in flight are recorded or released, so the
+ * database can be closed after it.
  */
-export function startSchedules(deps: NodeDeps, config: Config, logger: Logger): () => void {
+export function startSchedules(deps: NodeDeps, config: Config, logger: Logger): () => Promise<void> {
   // A run still going when the next is due is not doubled.
   let reconciling = false;
   const intervalSeconds = config.PAYMENT_RECONCILE_INTERVAL_SECONDS;
@@ -48,10 +50,10 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger): 
   firstPrune.unref();
   pruning.unref();
   const outbox = startOutboxLoop(outboxWorkerDeps(deps, deps.database.session().db));
-  return () => {
-    void outbox.stop();
+  return async () => {
     clearInterval(reconcile);
     clearInterval(pruning);
     clearTimeout(firstPrune);
+    await outbox.stop();
   };
 }
