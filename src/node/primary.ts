@@ -34,15 +34,15 @@ export async function runPrimary(config: Config): Promise<void> {
   const stop = (code: number, signal?: string) => {
     if (stopping) return;
     stopping = true;
-    stopSchedules();
+    const schedulesStopped = stopSchedules();
     if (signal) logger.info("shutting down", { signal });
     let finished = false;
     const finish = () => {
       if (finished) return;
       finished = true;
-      // A translation job of the schedules hands its job back first.
-      void background
-        .drain()
+      // A translation job of the schedules hands its job back first, and the outbox records or
+      // releases its attempts in flight.
+      void Promise.all([background.drain(), schedulesStopped])
         .then(() => deps.close())
         .then(() => {
         logger.info("stopped");

@@ -22,10 +22,11 @@ export const TRANSLATION_JOBS_EVERY_MS = 15_000;
  * translation jobs. One process per deployment runs them (the single server, or the primary of a
  * worker cluster), so a run is never doubled by the workers. The outbox's delivery loop runs here
  * too (several processes could run it safely, as claims skip each other's rows, but one is enough).
- * Returns the stop; a translation job still running then is handed back between batches, and
- * `background` settles once it has and the outbox loop has stopped.
+ * Returns the stop, which resolves once the outbox's attempts in flight are recorded or released;
+ * a translation job still running is handed back between batches, and `background` settles once
+ * it has. The database can be closed after both.
  */
-export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, background: BackgroundWork): () => void {
+export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, background: BackgroundWork): () => Promise<void> {
   // A run still going when the next is due is not doubled.
   let reconciling = false;
   const intervalSeconds = config.PAYMENT_RECONCILE_INTERVAL_SECONDS;
@@ -72,12 +73,12 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
     background.track(run);
   }, TRANSLATION_JOBS_EVERY_MS);
   translations.unref();
-  return () => {
-    background.track(outbox.stop());
+  return async () => {
     stopping.abort();
     clearInterval(translations);
     clearInterval(reconcile);
     clearInterval(pruning);
     clearTimeout(firstPrune);
+    await outbox.stop();
   };
 }

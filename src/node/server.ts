@@ -37,13 +37,12 @@ export async function runServer(config: Config, role: { worker: boolean }): Prom
     const info = server.address() as AddressInfo;
     logger.info("listening", { url: listeningUrl(info.address, info.port), database: deps.database.driver, store: deps.kv.kind });
   });
-  const stopSchedules = role.worker ? () => {} : startSchedules(deps, config, logger, background);
+  const stopSchedules = role.worker ? async () => {} : startSchedules(deps, config, logger, background);
 
   // A port in use or a HOST that does not resolve: one line, like every failed start, not a trace.
   server.once("error", (err: NodeJS.ErrnoException) => {
-    stopSchedules();
     console.error(JSON.stringify({ level: "error", msg: "startup failed", error: `cannot listen on ${config.HOST}:${config.PORT}: ${err.code ?? err.message}` }));
-    void deps.close().finally(() => {
+    void stopSchedules().then(() => deps.close()).finally(() => {
       sink.flush();
       process.exit(1);
     });
@@ -53,12 +52,12 @@ export async function runServer(config: Config, role: { worker: boolean }): Prom
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    stopSchedules();
+    const schedulesStopped = stopSchedules();
     logger.info("shutting down", { signal });
     // Translation jobs hand their job back at the next batch (the abort below also cancels the
     // model call in flight); the database stays open until they have.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    void Promise.all([closed, background.drain()]).then(() => {
+    void Promise.all([closed, background.drain(), schedulesStopped]).then(() => {
       void deps.close().then(() => {
         logger.info("stopped");
         sink.flush();

@@ -77,7 +77,14 @@ describe("partner review", () => {
     expect(row).toMatchObject({ status: "approved", reviewedBy: admin.id, reviewRequestId: requestId });
     expect(row?.reviewedAt).toBeInstanceOf(Date);
 
+    const audit = (await (await t.request(`/api/v1/admin/audit?targetType=partner&targetId=${profile.partnerId}`, { headers: admin.headers })).json()) as { entries: unknown[] };
+    expect(audit.entries).toEqual([
+      expect.objectContaining({ action: "partner.approve", actorUserId: admin.id, credential: "token", targetId: profile.partnerId, requestId, details: { companyName: APPLICATION.companyName } }),
+    ]);
+
     await expectError(await review(t, admin, profile.partnerId, "reject"), 409, "conflict");
+    const afterRefusal = (await (await t.request(`/api/v1/admin/audit?targetType=partner&targetId=${profile.partnerId}`, { headers: admin.headers })).json()) as { entries: unknown[] };
+    expect(afterRefusal.entries).toHaveLength(1);
     await expectError(await review(t, admin, "ptn_00000000000000000000000000", "approve"), 404, "not_found");
     await expectError(await t.request("/api/v1/admin/partners/not-an-id/approve", json({}, admin.headers)), 400, "invalid_input");
     await expectError(await t.request("/api/v1/admin/partners?status=maybe", { headers: admin.headers }), 400, "invalid_input");
@@ -98,6 +105,8 @@ describe("partner review", () => {
     const decision = queued.find((m) => m.kind === "partner.application.rejected");
     expect(JSON.parse(decision?.body ?? "{}")).toMatchObject({ type: "partner.application.rejected", data: { partnerId: a.partnerId, status: "rejected", reason: "Website does not match" } });
     expect(await env.db.database.db.select().from(outboxMessages).where(eq(outboxMessages.targetId, b.partnerId))).toEqual([]);
+    const audit = (await (await t.request(`/api/v1/admin/audit?action=partner.reject&targetId=${a.partnerId}`, { headers: admin.headers })).json()) as { entries: unknown[] };
+    expect(audit.entries).toEqual([expect.objectContaining({ targetType: "partner", details: expect.objectContaining({ reason: "Website does not match" }) })]);
   });
 });
 

@@ -21,8 +21,12 @@ export function outboxWorkerDeps(deps: AppDeps, db: OutboxWorkerDeps["db"], over
 }
 
 export interface OutboxLoop {
-  /** Resolves once the pass in flight (if any) has finished. */
-  stop(): Promise<void>;
+  /**
+   * Stops looking for work and resolves once the pass in flight (if any) has ended: its attempts
+   * finish within `graceMs` (default 5 s); those still waiting then are cut and released, due again
+   * at once for another process, without counting as an attempt.
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -35,11 +39,13 @@ export function startOutboxLoop(d: OutboxWorkerDeps, options: { batch?: number; 
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let wake: (() => void) | undefined;
+  const cancel = new AbortController();
+  const deps: OutboxWorkerDeps = { ...d, cancel: d.cancel ? AbortSignal.any([d.cancel, cancel.signal]) : cancel.signal };
   const running = (async () => {
     while (!stopped) {
       let count = 0;
       try {
-        count = await deliverDue(d, batch);
+        count = await deliverDue(deps, batch);
       } catch (err) {
         d.logger.error("outbox pass failed", { error: err instanceof Error ? err.message : String(err) });
       }
@@ -52,11 +58,13 @@ export function startOutboxLoop(d: OutboxWorkerDeps, options: { batch?: number; 
     }
   })();
   return {
-    async stop() {
+    async stop(graceMs = 5_000) {
       stopped = true;
       clearTimeout(timer);
       wake?.();
+      const grace = setTimeout(() => cancel.abort(), graceMs);
       await running;
+      clearTimeout(grace);
     },
   };
 }

@@ -28,6 +28,8 @@ export interface OutboxWorkerDeps {
   timeoutMs?: number;
   /** How long a claimed message stays invisible to other workers; past it, it is due again. */
   leaseMs?: number;
+  /** Aborted on shutdown: attempts in flight are cut and their messages released, not counted. */
+  cancel?: AbortSignal;
 }
 
 export type ClaimedMessage = {
@@ -65,6 +67,7 @@ export async function claimDue(d: OutboxWorkerDeps, limit: number, only?: readon
 
 type Attempt =
   | { kind: "skipped"; error: string }
+  | { kind: "released" }
   | { kind: "attempted"; ok: boolean; route: string; statusCode: number | null; latencyMs: number | null; error: string | null; retryAfterMs?: number; gone?: boolean };
 
 function liveSecrets(row: PartnerRow, now: number): string[] {
@@ -95,13 +98,15 @@ async function sendWebhook(d: OutboxWorkerDeps, msg: ClaimedMessage, row: Partne
     "webhook-signature": await signatureHeader(liveSecrets(row, now), msg.id, timestamp, msg.body),
   };
   const started = performance.now();
-  const signal = AbortSignal.timeout(d.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const timeout = AbortSignal.timeout(d.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const signal = d.cancel ? AbortSignal.any([timeout, d.cancel]) : timeout;
   let res: Response;
   try {
     res = await d.fetch(url, { method: "POST", headers, body: msg.body, redirect: "manual", signal });
     // The answer's body is not ours to keep; read (bounded by the timeout) so the connection is reusable.
     await res.arrayBuffer().catch(() => undefined);
   } catch (err) {
+    if (d.cancel?.aborted && !timeout.aborted) return { kind: "released" };
     const latencyMs = Math.round(performance.now() - started);
     const error = signal.aborted ? `timed out after ${d.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms` : `connection failed: ${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)}`;
     return { kind: "attempted", ok: false, route, statusCode: null, latencyMs, error };
@@ -126,6 +131,11 @@ export async function deliverOne(d: OutboxWorkerDeps, msg: ClaimedMessage): Prom
   const attempt = await sendWebhook(d, msg, row);
   const now = d.clock.now();
   const at = new Date(now);
+  if (attempt.kind === "released") {
+    // Cut by a shutdown, not by the endpoint: due again at once for the next worker, no attempt spent.
+    await d.db.update(outboxMessages).set({ nextAttemptAt: at }).where(eq(outboxMessages.id, msg.id));
+    return;
+  }
   await d.db.transaction(async (tx) => {
     if (attempt.kind === "skipped") {
       await tx.update(outboxMessages).set({ status: "failed", nextAttemptAt: null, lastError: attempt.error }).where(eq(outboxMessages.id, msg.id));

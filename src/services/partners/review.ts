@@ -2,6 +2,7 @@ import { and, desc, eq, lt, or } from "drizzle-orm";
 import { partners } from "../../db/tables/partners";
 import { ApiError } from "../../errors";
 import { assertAdmin, type Principal } from "../../auth/principal";
+import { recordAudit } from "../audit/log";
 import { enqueueForPartner, profileOf, type PartnerContext, type PartnerProfile } from "./profile";
 
 export type PartnerStatus = "pending_review" | "approved" | "rejected";
@@ -49,8 +50,8 @@ export async function listPartners(ctx: PartnerContext, actor: Principal, query:
 
 /**
  * Records an admin's decision on an application still in review, with who, when and under which
- * request, and queues the decision to the partner in the same transaction. A decided application
- * is not decided again (409).
+ * request, writes the admin audit entry and queues the decision to the partner, all in one
+ * transaction. A decided application is not decided again (409).
  */
 export async function reviewPartner(ctx: PartnerContext, actor: Principal, partnerId: string, decision: { approve: true } | { approve: false; reason: string }): Promise<PartnerProfile> {
   assertAdmin(actor);
@@ -72,6 +73,12 @@ export async function reviewPartner(ctx: PartnerContext, actor: Principal, partn
       .where(eq(partners.id, row.id))
       .returning();
     if (!updated) throw new Error("partner row vanished under its lock");
+    await recordAudit(tx, ctx.ids, { actor, requestId: ctx.requestId }, at, {
+      action: decision.approve ? "partner.approve" : "partner.reject",
+      targetType: "partner",
+      targetId: updated.id,
+      details: decision.approve ? { companyName: updated.companyName } : { companyName: updated.companyName, reason: decision.reason },
+    });
     const reviewedAt = at.toISOString();
     if (decision.approve) {
       await enqueueForPartner(tx, ctx, updated, { kind: "partner.application.approved", data: { partnerId: updated.id, status: "approved", reviewedAt } });
