@@ -9,3 +9,11 @@ DROP INDEX "profiles_discovery_placed_idx";--> statement-breakpoint
 CREATE INDEX "profiles_discovery_placed_idx" ON "profiles" USING btree ("gender", ((floor("latitude")::int + 90) * 361 + floor("longitude")::int + 180), (("last_active_at" AT TIME ZONE 'UTC')::date), "birth_date")
   INCLUDE ("latitude", "longitude", "age_min", "age_max", "max_distance_km", "last_active_at", "created_at", "user_id", "interested_in", "interests")
   WHERE "visibility" = 'visible' AND "latitude" IS NOT NULL AND "longitude" IS NOT NULL;
+--> statement-breakpoint
+-- The same-country arm (profiles without a position) reads this index alone: every column its
+-- filters and the scorer read is included, as in the placed index, so it reads no table pages.
+-- It replaces the drizzle-declared index of the same keys; hand-written for the same reason.
+DROP INDEX "profiles_discovery_unplaced_idx";--> statement-breakpoint
+CREATE INDEX "profiles_discovery_unplaced_idx" ON "profiles" USING btree ("country", "gender", "birth_date")
+  INCLUDE ("latitude", "longitude", "age_min", "age_max", "max_distance_km", "last_active_at", "created_at", "user_id", "interested_in", "interests")
+  WHERE "visibility" = 'visible' AND ("latitude" IS NULL OR "longitude" IS NULL);
