@@ -226,10 +226,9 @@ export const profiles = pgTable(
     // Placed profiles are searched through profiles_discovery_placed_idx (migration 0024,
     // hand-written: drizzle cannot declare INCLUDE columns), which answers the feed's filters
     // from the index alone.
-    // The feed's same-country arm (profiles without a position).
-    index("profiles_discovery_unplaced_idx")
-      .on(t.country, t.gender, t.birthDate)
-      .where(sql`${t.visibility} = 'visible' and (${t.latitude} is null or ${t.longitude} is null)`),
+    // The feed's same-country arm (profiles without a position) reads
+    // profiles_discovery_unplaced_idx (migration 0038, hand-written for the same reason), which
+    // includes every column the arm reads.
   ],
 );
 

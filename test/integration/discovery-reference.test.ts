@@ -156,7 +156,7 @@ interface ReferenceRow extends Record<string, unknown> {
  * report either way, and under today's impression cap. Then ranked by the reciprocal score,
  * best first, ties by id.
  */
-async function referenceFeed(viewerId: string): Promise<string[]> {
+async function referenceFeed(viewerId: string, candidateLimit = Infinity): Promise<string[]> {
   const rows = await queryRows<ReferenceRow>(
     db(),
     sql`with today as (select ${TODAY}::date as d)
@@ -203,7 +203,9 @@ async function referenceFeed(viewerId: string): Promise<string[]> {
     const theirs = countries.get(r.user_id);
     return viewer?.country != null && theirs?.country === viewer.country && (viewerPlaced ? !theirs.placed : true);
   });
-  const scored = near.map((r) => ({
+  // Only the most recently active `candidateLimit` of them are ranked.
+  const kept = [...near].sort((a, b) => Number(b.last_active_ms) - Number(a.last_active_ms)).slice(0, candidateLimit);
+  const scored = kept.map((r) => ({
     id: r.user_id,
     score: reciprocalScore({
       viewer: { age: r.viewer_age, ageMin: r.viewer_age_min, ageMax: r.viewer_age_max, maxDistanceKm: r.viewer_max_km, interests: r.viewer_interests },
@@ -257,5 +259,22 @@ describe("the feed against the reference query", () => {
     expect(total).toBeGreaterThan(VIEWERS * 3);
     const [capped] = await queryRows<{ n: number }>(db(), sql`select count(*)::int as n from profile_impressions_capped where day = ${TODAY}::date`);
     expect(capped?.n).toBeGreaterThan(POPULATION / 10);
+  }, 120_000);
+
+  it("keeps the most recently active candidates when there are more than it ranks", async () => {
+    const clock = fixedClock(NOW);
+    let truncated = 0;
+    for (const [n, { id }] of people.slice(VIEWERS, VIEWERS + 40).entries()) {
+      // Small limits, so that for some viewers the people active since yesterday fill them and for
+      // others the older days are read too.
+      const candidateLimit = 1 + (n % 6);
+      const ctx: DiscoveryContext = { db: db(), kv: createMemoryStore({ clock }), random: webRandom, now: NOW, options: { dailyImpressionCap: CAP, candidateLimit } };
+      const all = await referenceFeed(id);
+      const expected = await referenceFeed(id, candidateLimit);
+      const actual = await walkFeed(ctx, id, 4);
+      expect(actual, `viewer ${id}`).toEqual(expected);
+      if (all.length > expected.length) truncated++;
+    }
+    expect(truncated).toBeGreaterThan(10);
   }, 120_000);
 });

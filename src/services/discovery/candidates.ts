@@ -74,6 +74,20 @@ interface CandidateRow extends Record<string, unknown> {
   created_ms: number;
 }
 
+const DAY_MS = 86_400_000;
+
+/**
+ * The UTC day of a profile's last activity, exactly as profiles_discovery_placed_idx keys it
+ * (migration 0038), so that a bound on it bounds the index read.
+ */
+const ACTIVE_DAY: SQL = sql.raw(`((p.last_active_at at time zone 'UTC')::date)`);
+
+/** One arm of the candidate scan: its condition, and whether it reads placed profiles (keyed by day). */
+interface Arm {
+  placed: boolean;
+  where: SQL;
+}
+
 interface Ranked {
   userId: string;
   score: number;
@@ -85,25 +99,36 @@ export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wish
   if (arms.length === 0) return [];
   const today = utcDay(ctx.now);
   const me = viewer.userId;
-  const rows = await preparedRows<CandidateRow>(
-    ctx.db,
-    sql`with candidates as (${sql.join(
-      arms.map(
-        (arm) => sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at,
+  const recentFrom = utcDay(ctx.now - DAY_MS);
+  const limit = options.candidateLimit;
+  const scan = (arm: SQL) => sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at,
               date_part('epoch', p.last_active_at) * 1000 as last_active_ms, date_part('epoch', p.created_at) * 1000 as created_ms
             from profiles p
             where p.visibility = 'visible'
               and p.user_id <> ${me}
               and ${wishedBothWays(wishes, today)}
-              and ${arm}`,
-      ),
-      sql` union all `,
-    )})
+              and ${arm}`;
+  const recent = arms.map((arm) => (arm.placed ? sql`${arm.where} and ${ACTIVE_DAY} >= ${recentFrom}::date` : arm.where));
+  const older = arms.filter((arm) => arm.placed).map((arm) => sql`${arm.where} and ${ACTIVE_DAY} < ${recentFrom}::date`);
+  // The older days are read only when fewer than `limit` people active since yesterday pass: a
+  // scalar subquery over no column of the scan, so the planner checks it once before the scan starts.
+  const olderPart =
+    older.length === 0
+      ? sql``
+      : sql` union all
+        select p.* from (${sql.join(older.map(scan), sql` union all `)}) p
+        where (select count(*) from passed p where ${ACTIVE_DAY} >= ${recentFrom}::date) < ${limit}::int
+          and ${notExcluded(me, today, options.dailyImpressionCap, "set")}`;
+  const rows = await preparedRows<CandidateRow>(
+    ctx.db,
+    sql`with passed as (
+          select p.* from (${sql.join(recent.map(scan), sql` union all `)}) p
+          where ${notExcluded(me, today, options.dailyImpressionCap, "set")}
+        )
         select p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_ms, p.created_ms
-        from candidates p
-        where ${notExcluded(me, today, options.dailyImpressionCap, "set")}
+        from (select * from passed${olderPart}) p
         order by p.last_active_at desc
-        limit ${options.candidateLimit}`,
+        limit ${limit}`,
   );
 
   const viewerSide = { age: wishes.age, ageMin: viewer.ageMin, ageMax: viewer.ageMax, maxDistanceKm: viewer.maxDistanceKm, interests: viewer.interests };
@@ -135,15 +160,16 @@ export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wish
  * Who is near enough, as separate arms of one UNION ALL, so that each arm can use its own index
  * (an OR of the two made the planner read every match from the heap):
  * - placed profiles within both people's maximum distance: the one-degree cells that cover a
- *   bounding box (./geo-cells.ts; read from profiles_discovery_placed_idx, cell by cell and within
- *   each cell only the wished birth dates), then the box itself, then the exact great-circle
+ *   bounding box (./geo-cells.ts; read from profiles_discovery_placed_idx, cell by cell, within
+ *   each cell the days of last activity since yesterday (older days only when those do not fill
+ *   the candidate limit), and within each day only the wished birth dates), then the box itself, then the exact great-circle
  *   distance;
  * - profiles without a position, when they share the viewer's country.
  * A viewer without a position sees their country (placed or not); without a country either, nobody.
  */
-function candidateArms(viewer: Viewer): SQL[] {
+function candidateArms(viewer: Viewer): Arm[] {
   const sameCountry = viewer.country === null ? null : sql`p.country = ${viewer.country}`;
-  if (viewer.latitude === null || viewer.longitude === null) return sameCountry ? [sameCountry] : [];
+  if (viewer.latitude === null || viewer.longitude === null) return sameCountry ? [{ placed: false, where: sameCountry }] : [];
   const lat = viewer.latitude;
   const lon = viewer.longitude;
   const km = viewer.maxDistanceKm;
@@ -162,6 +188,7 @@ function candidateArms(viewer: Viewer): SQL[] {
       : sql`${GEO_CELL_OF_PROFILE} between ${cells.band[0]}::int and ${cells.band[1]}::int`;
   const placed = sql`${cellCondition} and p.latitude between ${box.latMin}::float8 and ${box.latMax}::float8 and ${lonCondition}
       and ${nearEnough(lat, lon, km)}`;
-  return sameCountry ? [placed, sql`(p.latitude is null or p.longitude is null) and ${sameCountry}`] : [placed];
+  const placedArm = { placed: true, where: placed };
+  return sameCountry ? [placedArm, { placed: false, where: sql`(p.latitude is null or p.longitude is null) and ${sameCountry}` }] : [placedArm];
 }
 
