@@ -96,6 +96,11 @@ export const configSchema = z
     PLATFORM_AGENT_URL: optional(httpUrl),
     /** The longest the platform agent may take to start answering (503 after). */
     PLATFORM_AGENT_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(600_000), 30_000),
+    /** The error tracker (Bugsink) whose issues the admin rollup reads; without URL and token it answers `configured: false`. */
+    BUGSINK_URL: optional(httpUrl),
+    BUGSINK_API_TOKEN: optional(z.string().min(1)),
+    /** The longest one rollup may take reading the tracker; slower counts as unavailable. */
+    BUGSINK_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(60_000), 5_000),
     OBSERVABILITY_TOKEN: optional(z.string().min(16, "must be at least 16 characters")),
     AGENTS_HOST: optional(z.string()),
     /** The most coins one transfer or award may move; larger amounts answer 400. */

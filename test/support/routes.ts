@@ -60,6 +60,8 @@ export const ROUTES: RouteCase[] = [
   // Tested with its own token by the matrix's observability case; a bearer never passes.
   { method: "POST", template: "/api/v1/admin/observability/vms/{vmId}/heartbeat", access: "observability", body: { cpuPercent: 12 }, expect: 401 },
   { method: "GET", template: "/api/v1/admin/observability/vms", access: "admin", expect: 200 },
+  // No tracker configured in the matrix: 200 {configured: false}.
+  { method: "GET", template: "/api/v1/admin/observability/bugsink", access: "admin", expect: 200 },
   { method: "GET", template: "/api/v1/wallet/overview", access: "user", expect: 200 },
   // 404: no user usr_nobody.
   { method: "POST", template: "/api/v1/wallet/transfer", access: "user", body: { toUserId: "usr_nobody", amount: 1 }, expect: 404, otherMember: (id) => ({ body: { toUserId: id, amount: 1 } }) },

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { recordSupportAnswer } from "../../services/support/records";
 import { principalOf } from "../../http/auth";
 import { defer } from "../../http/defer";
 import { createRouter } from "../../http/router";
@@ -73,7 +74,7 @@ export const supportRoutes = createRouter().openapi(
         ? { query: body.query, language, userId: body.userId, context: body.context, userType: body.userType, platform: body.platform, tags: body.tags }
         : { query: body.message, language, topic: body.topic };
     const deps = c.var.deps;
-    const { answer, via } = await answerSupport(
+    const { answer, via, reasons } = await answerSupport(
       {
         db: c.var.db,
         cache: c.var.runtime.kb.cache,
@@ -87,6 +88,7 @@ export const supportRoutes = createRouter().openapi(
       principalOf(c),
       question,
     );
+    await recordSupportAnswer(c.var.db, deps.ids, { userId: principalOf(c).userId, language, via, answer, reasons, at: deps.clock.now() });
     c.header("X-Support-Answer", via);
     c.header("Cache-Control", "no-store");
     return c.json(answer, 200);

@@ -150,7 +150,7 @@ const cite = (s: Section): Citation => ({ title: s.title, source: s.source });
  * writes is dropped), and fall back to a
  * deterministic answer built from the best section whenever the model cannot answer.
  */
-export async function answerSupport(ctx: SupportContext, actor: Principal, question: SupportQuestion): Promise<{ answer: SupportAnswer; via: "model" | "fallback" }> {
+export async function answerSupport(ctx: SupportContext, actor: Principal, question: SupportQuestion): Promise<{ answer: SupportAnswer; via: "model" | "fallback"; reasons: EscalationReason[] }> {
   if (question.userId !== undefined && question.userId !== actor.userId && actor.role !== "admin") {
     throw new ApiError("forbidden", "userId must be your own", { details: [{ path: "userId", message: "not the caller" }] });
   }
@@ -173,6 +173,7 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
       const allReasons: EscalationReason[] = model.escalate ? [...reasons, "model"] : reasons;
       return {
         via: "model",
+        reasons: allReasons,
         answer: {
           success: true,
           response: model.response.trim(),
@@ -189,7 +190,7 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
       ctx.logger.warn("support agent answering from the knowledge base: inference failed", { reason: err.reason, error: cause ?? err.message });
     }
   }
-  return { via: "fallback", answer: fallbackAnswer(question, category, hits, reasons) };
+  return { via: "fallback", reasons, answer: fallbackAnswer(question, category, hits, reasons) };
 }
 
 /**
