@@ -40,7 +40,16 @@ const benches: Record<string, () => Promise<void>> = {
   auth: () => benchAuth({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50), users: flag("users", 2000) }),
   http: () => benchHttp({ seconds: flag("seconds", 8), rounds: flag("rounds", 3), connections: flag("connections", 50) }),
   discover: () =>
-    benchDiscover({ seconds: flag("seconds", 10), connections: flag("connections", 16), users: flag("users", 200), profiles: flag("profiles", 100_000), pages: flag("pages", 5), limit: flag("limit", 20) }),
+    benchDiscover({
+      seconds: flag("seconds", 10),
+      connections: flag("connections", 16),
+      users: flag("users", 200),
+      profiles: flag("profiles", 100_000),
+      pages: flag("pages", 5),
+      limit: flag("limit", 20),
+      baseline: text("baseline"),
+      rounds: flag("rounds", 1),
+    }),
   sse: () => benchSse({ streams: flag("streams", 10_000), batch: flag("batch", 500), timeoutSeconds: flag("timeout", 30) }),
   support: () => benchSupport({ seconds: flag("seconds", 8), connections: flag("connections", 16), users: flag("users", 2000), megabytes: flag("megabytes", 2) }),
   transfers: () =>
@@ -59,12 +68,14 @@ const benches: Record<string, () => Promise<void>> = {
     benchVersions({
       base: text("base") ?? "HEAD",
       head: text("head"),
-      workload: (["auth", "not-found", "ai"] as const).find((w) => w === text("workload")) ?? ("auth" satisfies Workload),
+      workload: (["auth", "not-found", "unmatched", "ai"] as const).find((w) => w === text("workload")) ?? ("auth" satisfies Workload),
       seconds: flag("seconds", 8),
       rounds: flag("rounds", 4),
       connections: flag("connections", 50),
       users: flag("users", 2000),
       delayMs: flag("delay", 500),
+      nodeArgsA: text("node-args-a")?.split(/\s+/).filter(Boolean),
+      nodeArgsB: text("node-args-b")?.split(/\s+/).filter(Boolean),
     }),
   webhooks: () => benchWebhooks({ deliveries: flag("deliveries", 2000), duplicateShare: 0.2, concurrency: flag("concurrency", 64), users: flag("users", 40) }),
 };

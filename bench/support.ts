@@ -1,8 +1,7 @@
 import { startTestIssuer } from "../test/support/issuer";
 import { relevantHits } from "../src/services/support/relevance";
-import { DEFAULT_NPROBE } from "../src/services/kb/ivf";
-import { candidateSimilarities, packVectors, similarities, type VectorSet } from "../src/services/kb/vectors";
-import { recallAt, seeded, topicalVectors, topRows } from "../test/support/vectors";
+import { packVectors, type VectorSet } from "../src/services/kb/vectors";
+import { seeded, topicalVectors } from "../test/support/vectors";
 import { makeSnapshot } from "../src/services/kb/snapshot";
 import { closedLoop } from "./lib/closed-loop";
 import { benchKvPrefix, REDIS_URL, freePort, freshDatabase, startApi } from "./lib/servers";
@@ -52,59 +51,32 @@ export async function benchSupport(options: { seconds: number; connections: numb
   // (sections grouped in small topics of about 9, each question a noisy copy of one section): uniform random
   // vectors have no near neighbours, unlike real embeddings, and no index could route them. The
   // question's embedding round trip to the host is not included: it is bounded by its own timeout.
-  // The exact scan (every section) and the IVF index run in this same process for the ratio.
+  // Every question scores every section (the exact scan); BM25 alone above is its baseline.
   const DIM = 1024;
   const generated = topicalVectors({ count: snapshot.sections.length, queries: 64, dim: DIM, topics: 300, seed: 99 });
-  const ivfStarted = performance.now();
-  const vectors = packVectors(generated.sections);
-  const ivfMs = performance.now() - ivfStarted;
-  const exactVectors: VectorSet = { dim: vectors.dim, count: vectors.count, data: vectors.data };
+  const packStarted = performance.now();
+  const vectors: VectorSet = packVectors(generated.sections);
+  const packMs = performance.now() - packStarted;
   const queryVectors = generated.queries;
-  const timeBlend = (set: VectorSet) => {
-    const semanticOf = (i: number) => ({ vectors: set, sections: snapshot.sections, query: queryVectors[i % queryVectors.length]! });
-    for (let i = 0; i < 500; i++) relevantHits(index, queries[i % queries.length]!, 4, semanticOf(i));
-    const cpu: number[] = [];
-    const wall: number[] = [];
-    const deadline = performance.now() + options.seconds * 1000;
-    for (let i = 0; performance.now() < deadline; i++) {
-      const c0 = process.cpuUsage();
-      const t0 = performance.now();
-      relevantHits(index, queries[i % queries.length]!, 4, semanticOf(i));
-      wall.push(performance.now() - t0);
-      const used = process.cpuUsage(c0);
-      cpu.push((used.user + used.system) / 1000);
-    }
-    return { wall: summary(wall, options.seconds), cpu: summary(cpu, options.seconds) };
-  };
-  const exact = timeBlend(exactVectors);
-  const approximate = timeBlend(vectors);
+  const semanticOf = (i: number) => ({ vectors, sections: snapshot.sections, query: queryVectors[i % queryVectors.length]! });
+  for (let i = 0; i < 500; i++) relevantHits(index, queries[i % queries.length]!, 4, semanticOf(i));
+  const blendCpu: number[] = [];
+  const blendWall: number[] = [];
+  const blendDeadline = performance.now() + options.seconds * 1000;
+  for (let i = 0; performance.now() < blendDeadline; i++) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    relevantHits(index, queries[i % queries.length]!, 4, semanticOf(i));
+    blendWall.push(performance.now() - t0);
+    const used = process.cpuUsage(c0);
+    blendCpu.push((used.user + used.system) / 1000);
+  }
+  const exact = { wall: summary(blendWall, options.seconds), cpu: summary(blendCpu, options.seconds) };
   printRow(`blended, exact scan, wall clock`, exact.wall);
   printRow(`blended, exact scan, CPU time`, exact.cpu);
-  printRow(`blended, IVF, wall clock`, approximate.wall);
-  printRow(`blended, IVF, CPU time`, approximate.cpu);
-
-  // Recall of the index against the exact scan: the vector top 10 alone, and the final answer
-  // (the four sections relevantHits returns, BM25 candidates included).
-  let recall = 0;
-  let scanned = 0;
-  let sameHits = 0;
-  for (let i = 0; i < queries.length; i++) {
-    const q = queryVectors[i % queryVectors.length]!;
-    const all = similarities(exactVectors, q);
-    const { rows, cosines } = candidateSimilarities(vectors, q, []);
-    scanned += rows.length;
-    recall += recallAt(10, topRows(Array.from(all, (_, r) => r), all, 10), topRows(rows, cosines, 10));
-    const a = relevantHits(index, queries[i]!, 4, { vectors: exactVectors, sections: snapshot.sections, query: q }).map((h) => h.section);
-    const b = relevantHits(index, queries[i]!, 4, { vectors, sections: snapshot.sections, query: q }).map((h) => h.section);
-    if (a.length === b.length && a.every((s, j) => s === b[j])) sameHits++;
-  }
   console.log(
-    `IVF: ${vectors.ivf?.lists ?? 0} lists built in ${ivfMs.toFixed(0)} ms, ${DEFAULT_NPROBE} probed, ${(scanned / queries.length).toFixed(0)} of ${vectors.count} sections scored per question; ` +
-      `recall@10 vs exact scan ${(recall / queries.length).toFixed(3)}; same four hits as exact: ${((sameHits / queries.length) * 100).toFixed(1)}%`,
-  );
-  console.log(
-    `blended p99 CPU: exact ${exact.cpu.p99.toFixed(2)} ms, IVF ${approximate.cpu.p99.toFixed(2)} ms (${(exact.cpu.p99 / Math.max(0.001, approximate.cpu.p99)).toFixed(1)}x); ` +
-      `IVF / BM25 alone, p50 CPU: ${(approximate.cpu.p50 / Math.max(0.001, retrievalCpu.p50)).toFixed(1)}x; vectors in memory: ${(vectors.data.byteLength / 1024 / 1024).toFixed(1)} MB`,
+    `vectors: ${vectors.count} × ${DIM} packed in ${packMs.toFixed(0)} ms, ${(vectors.data.byteLength / 1024 / 1024).toFixed(1)} MB; ` +
+      `blended / BM25 alone, p50 CPU: ${(exact.cpu.p50 / Math.max(0.001, retrievalCpu.p50)).toFixed(1)}x`,
   );
 
   const issuer = await startTestIssuer();

@@ -1,21 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { startTestIssuer } from "../test/support/issuer";
 import { withPgClient } from "../test/support/pg";
 import { cpuMs, postgresBackends } from "./lib/cpu";
 import { load, median, printTable, type LoadResult } from "./lib/load";
-import { API_NODE_ARGS, PG_ADMIN_URL, REDIS_URL, ROOT, benchKvPrefix, buildApi, freePort, freshDatabase, signInAll, startProcess, type Child } from "./lib/servers";
+import { API_NODE_ARGS, PG_ADMIN_URL, REDIS_URL, ROOT, benchKvPrefix, buildApi, buildRef, freePort, freshDatabase, signInAll, startProcess, type Build, type Child } from "./lib/servers";
 import { fundThroughLedger } from "./wallet";
 
 const FUNDING = 1_000_000;
 
-interface Build {
-  name: string;
-  /** Where `dist/node/main.mjs` and `migrations/` of this build are. */
-  dir: string;
-}
 
 interface Side {
   build: Build;
@@ -118,18 +112,6 @@ export async function benchTransfers(options: { baseline: string; candidate?: st
   }
 }
 
-/**
- * The Node entry of a git ref, built as `npm run build` builds it, in a directory of its own with
- * that ref's migrations (the server applies them at start) and this checkout's node_modules.
- */
-function buildRef(ref: string): Build {
-  const dir = mkdtempSync(join(tmpdir(), "bench-ref-"));
-  const commit = execFileSync("git", ["rev-parse", "--short", ref], { cwd: ROOT, encoding: "utf8" }).trim();
-  execFileSync("bash", ["-c", `git archive ${commit} src migrations package.json | tar -x -C "${dir}"`], { cwd: ROOT, stdio: "inherit" });
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  execFileSync("npm", ["run", "-s", "build"], { cwd: dir, stdio: "inherit" });
-  return { name: `${ref} (${commit})`, dir };
-}
 
 async function startSide(build: Build, database: string, kvPrefix: string, issuer: Awaited<ReturnType<typeof startTestIssuer>>, users: number, pool?: number): Promise<Side> {
   const url = await freshDatabase(database);

@@ -11,17 +11,21 @@ import { API_NODE_ARGS, ROOT, REDIS_URL, benchKvPrefix, buildApi, freePort, fres
 /**
  * The same production-shaped workload against two builds of the API, alternated A/B/A/B in one
  * run, for deciding whether a change pays for itself (docs/design/performance.md):
- *   npm run bench -- versions --base <git ref> [--head <git ref>] [--workload auth|not-found|ai]
- * Without --head the working tree is B. Each build gets its own database (its own migrations) and
+ *   npm run bench -- versions --base <git ref> [--head <git ref>] [--workload auth|not-found|unmatched|ai]
+ *     [--node-args-a "<flags>"] [--node-args-b "<flags>"]
+ * Without --head the working tree is B. The node-args flags put node flags before each build's
+ * entry (the same ref on both sides with different flags compares runtime tuning). Each build gets its own database (its own migrations) and
  * Redis prefix; every request is authenticated with a JWT from a loopback issuer and rate-limited
  * in Redis, with users on the enterprise plan so the limiter allows all of them.
  *   auth       GET /v1/auth/test: 200, one access line each.
  *   not-found  GET /api/payments/{id}/status for ids that do not exist: a Postgres lookup, then a
  *              404 error answer (ApiError, error body, access line).
+ *   unmatched  GET /scan/<random>/wp-login.php, no credentials: a path no route takes, as scanners
+ *              send them: 404 answer and access line.
  *   ai         POST /api/v1/ai-agents/chat/response against a fake inference host answering after
  *              --delay ms (default 500).
  */
-export type Workload = "auth" | "not-found" | "ai";
+export type Workload = "auth" | "not-found" | "unmatched" | "ai";
 
 export interface VersionsOptions {
   base: string;
@@ -32,6 +36,8 @@ export interface VersionsOptions {
   connections: number;
   users: number;
   delayMs: number;
+  nodeArgsA?: string[];
+  nodeArgsB?: string[];
 }
 
 const BUILDS = join(ROOT, "node_modules", ".cache", "bench-versions");
@@ -42,7 +48,9 @@ function buildRef(ref: string): { dir: string; label: string } {
   const dir = join(BUILDS, sha);
   if (!existsSync(join(dir, "dist", "node", "main.mjs"))) {
     mkdirSync(dir, { recursive: true });
-    execFileSync("bash", ["-c", `git archive ${sha} src migrations | tar -x -C '${dir}'`], { cwd: ROOT, stdio: "inherit" });
+    // Whichever of these the commit has (src/ imports vendored assets from vendor/).
+    const paths = execFileSync("git", ["ls-tree", "--name-only", sha, "src", "migrations", "vendor"], { cwd: ROOT, encoding: "utf8" }).split("\n").filter(Boolean);
+    execFileSync("bash", ["-c", `git archive ${sha} ${paths.join(" ")} | tar -x -C '${dir}'`], { cwd: ROOT, stdio: "inherit" });
     execFileSync(
       join(ROOT, "node_modules", ".bin", "esbuild"),
       ["src/node/main.ts", "--bundle", "--platform=node", "--format=esm", "--packages=external", "--target=node20.19", "--sourcemap=linked", "--outfile=dist/node/main.mjs", "--log-level=warning"],
@@ -52,8 +60,8 @@ function buildRef(ref: string): { dir: string; label: string } {
   return { dir, label: `${ref} (${sha.slice(0, 7)})` };
 }
 
-function startBuild(dir: string, env: Record<string, string>, port: number): Promise<Child> {
-  const args = API_NODE_ARGS.map((a) => (a === "dist/node/main.mjs" ? join(dir, "dist", "node", "main.mjs") : a));
+function startBuild(dir: string, env: Record<string, string>, port: number, nodeArgs: string[] = []): Promise<Child> {
+  const args = [...nodeArgs, ...API_NODE_ARGS.map((a) => (a === "dist/node/main.mjs" ? join(dir, "dist", "node", "main.mjs") : a))];
   return startProcess(args, { LOG_LEVEL: "info", ...env }, port);
 }
 
@@ -69,7 +77,7 @@ export async function benchVersions(o: VersionsOptions): Promise<void> {
       const databaseUrl = await freshDatabase(`api_bench_versions_${i}`);
       const env: Record<string, string> = { DATABASE_URL: databaseUrl, REDIS_URL, KV_PREFIX: kvs[i]?.prefix ?? "", OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience };
       if (fake) Object.assign(env, { INFERENCE_URL: fake.url, INFERENCE_API: "ollama", INFERENCE_MODEL: "bench-model:7b" });
-      const server = await startBuild(build.dir, env, await freePort());
+      const server = await startBuild(build.dir, env, await freePort(), i === 0 ? o.nodeArgsA : o.nodeArgsB);
       servers.push(server);
       // Users exist on the enterprise plan before the server first sees their tokens.
       await enterpriseUsers(databaseUrl, o.users);
@@ -102,6 +110,9 @@ export async function benchVersions(o: VersionsOptions): Promise<void> {
             return { ...req, headers: { ...req.headers, "content-type": "application/json", authorization: `Bearer ${tokens[i]}` }, body: list[i] };
           },
         });
+      }
+      if (o.workload === "unmatched") {
+        return load(label, { url: `${server.url}/scan`, seconds: o.seconds, connections: o.connections, setupRequest: (req) => ({ ...req, path: `/scan/${randomIdBody()}/wp-login.php` }) });
       }
       const path = o.workload === "auth" ? () => "/v1/auth/test" : () => `/api/payments/pay_${randomIdBody()}/status`;
       return load(label, {
@@ -143,10 +154,10 @@ export async function benchVersions(o: VersionsOptions): Promise<void> {
       cpu.push((cpuUs.get(rb) ?? 0) / Math.max(1, cpuUs.get(ra) ?? 0));
     }
     console.log(`\nworkload ${o.workload}${o.workload === "ai" ? ` (inference answers after ${o.delayMs} ms)` : ""}; ${o.connections} connections, ${o.seconds} s per run; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
-    console.log(`A = ${a.label}\nB = ${b.label}\n`);
+    console.log(`A = ${a.label}${o.nodeArgsA?.length ? ` with ${o.nodeArgsA.join(" ")}` : ""}\nB = ${b.label}${o.nodeArgsB?.length ? ` with ${o.nodeArgsB.join(" ")}` : ""}\n`);
     printTable(rows);
     console.log(`\nAPI CPU per request (µs): ${rows.map((r) => `${r.label} ${Math.round(cpuUs.get(r) ?? 0)}`).join(", ")}`);
-    const failed = rows.filter((r) => r.errors > 0 || (o.workload === "not-found" ? r.non2xx < r.total * 0.99 : r.non2xx > 0));
+    const failed = rows.filter((r) => r.errors > 0 || (o.workload === "not-found" || o.workload === "unmatched" ? r.non2xx < r.total * 0.99 : r.non2xx > 0));
     if (failed.length > 0) console.log(`\nNOT VALID: unexpected answers in ${failed.map((r) => r.label).join(", ")}`);
     console.log(`\nB/A req/s (median of ${o.rounds}) = ${median(rps).toFixed(3)}   per round: ${rps.map((r) => r.toFixed(3)).join(" ")}`);
     console.log(`B/A p99   (median of ${o.rounds}) = ${median(p99).toFixed(3)}   per round: ${p99.map((r) => r.toFixed(3)).join(" ")}`);

@@ -28,9 +28,9 @@ import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
 import { createUserCache } from "./services/users/ensure-user";
 import { unitFrom } from "./platform/swr-cache";
 import { inferenceFromConfig } from "./services/inference/from-config";
+import { createKbRuntime } from "./services/kb/runtime";
 import { agentsHostOnly } from "./http/agents-host";
 import { serveOpenApiDocument } from "./http/openapi-document";
-import { answerUnmatchedFirst } from "./http/unmatched";
 import { aiAgentRoutes } from "./routes/ai-agents";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
@@ -54,6 +54,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     tiers: cachedTierLookup(tierSource, { now, random, kv: deps.kv, logger: deps.logger }),
     metrics: { rateLimitFailOpen: 0 },
     inference: deps.inference ?? inferenceFromConfig(deps.config, deps),
+    kb: createKbRuntime(deps),
     // Created idle: it subscribes and reads only once a stream is open.
     events:
       deps.kv.subscribe && deps.database.driver !== "neon"
@@ -113,7 +114,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.notFound(notFound);
   app.onError(onError);
-  answerUnmatchedFirst(app, deps, context);
   return app;
 }
 

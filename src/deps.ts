@@ -45,11 +45,6 @@ export interface AppDeps {
    * answer between our check and the connection (DNS rebinding) is refused.
    */
   assetFetch?: typeof fetch;
-  /**
-   * Outbound HTTP to the inference hosts, when it should differ from `fetch` (the Node entry
-   * gives a leaner one; see src/node/http-fetch.ts).
-   */
-  inferenceFetch?: typeof fetch;
   /** The self-hosted inference hosts; built from INFERENCE_* config over deps.fetch when absent. */
   inference?: InferenceClient;
   /**

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import pg from "pg";
 
 /**
@@ -20,6 +20,24 @@ export function cpuMs(pids: number[]): number {
     }
   }
   return (ticks * 1000) / ticksPerSecond;
+}
+
+/**
+ * CPU milliseconds per process, for deltas over a run: a process that ends during the run (a
+ * pooled connection closed when idle) is left out of the delta instead of counting negative.
+ */
+export function cpuMsByPid(pids: number[]): Map<number, number> {
+  return new Map(pids.map((pid) => [pid, cpuMs([pid])] as const).filter(([pid]) => existsSync(`/proc/${pid}/stat`)));
+}
+
+/** CPU milliseconds spent between two cpuMsByPid readings by the processes alive at both. */
+export function cpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, start] of before) {
+    const end = after.get(pid);
+    if (end !== undefined) ms += end - start;
+  }
+  return ms;
 }
 
 /** A process and all its descendants (a cluster primary and its workers), from /proc (Linux). */

@@ -1,4 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
@@ -102,7 +105,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
 }
 
 /** The node arguments of `npm start` after its build step (package.json), so the benches measure what production runs. */
-export const API_NODE_ARGS = ["--max-semi-space-size=64", "--no-memory-reducer", "--enable-source-maps", "dist/node/main.mjs"];
+export const API_NODE_ARGS = ["--enable-source-maps", "dist/node/main.mjs"];
 
 let built = false;
 
@@ -156,4 +159,23 @@ export async function signInAll(apiUrl: string, tokens: string[]): Promise<strin
     ids.push(...batch);
   }
   return ids;
+}
+
+export interface Build {
+  name: string;
+  /** Where `dist/node/main.mjs` and `migrations/` of this build are. */
+  dir: string;
+}
+
+/**
+ * The Node entry of a git ref, built as `npm run build` builds it, in a directory of its own with
+ * that ref's migrations (the server applies them at start) and this checkout's node_modules.
+ */
+export function buildRef(ref: string): Build {
+  const dir = mkdtempSync(join(tmpdir(), "bench-ref-"));
+  const commit = execFileSync("git", ["rev-parse", "--short", ref], { cwd: ROOT, encoding: "utf8" }).trim();
+  execFileSync("bash", ["-c", `git archive ${commit} src migrations vendor package.json | tar -x -C "${dir}"`], { cwd: ROOT, stdio: "inherit" });
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  execFileSync("npm", ["run", "-s", "build"], { cwd: dir, stdio: "inherit" });
+  return { name: `${ref} (${commit})`, dir };
 }

@@ -6,8 +6,9 @@ import type { LastUsedRecorder } from "../services/api-keys/keys";
 import type { IdempotencyHandle } from "../services/idempotency/keys";
 import type { CachedTierLookup, TierLookup } from "../services/tiers/port";
 import type { UserCache } from "../services/users/ensure-user";
-import type { InferenceClient } from "../services/inference/types";
+import type { HostHealth, InferenceClient } from "../services/inference/types";
 import type { PendingContextRead } from "../services/ai/context-cache";
+import type { KbRuntime } from "../services/kb/runtime";
 
 
 /** State an app instance keeps across requests (caches, counters); built once by createApp. */
@@ -28,6 +29,10 @@ export interface Runtime {
   streamClosers: Set<() => void>;
   /** The inference port (failover and host cooldowns live in it, per app instance). */
   inference: InferenceClient;
+  /** The last probe of the inference hosts, shared by /ai-agents/health callers for a few seconds. */
+  aiHealth?: { at: number; report: Promise<HostHealth[]> };
+  /** The knowledge base's snapshot cache, embeddings and asset ports. */
+  kb: KbRuntime;
   /** Learnt on the first deferred task: Workers have an execution context, Node does not. */
   hasExecutionContext?: boolean;
 }

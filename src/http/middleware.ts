@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { routePath } from "hono/route";
+import { matchedRoutes, routePath } from "hono/route";
+import { METHOD_NAME_ALL } from "hono/router";
 import { ApiError } from "../errors";
 import type { AppDeps } from "../deps";
 import type { AppEnv, Runtime } from "./env";
@@ -89,8 +90,15 @@ export function checkBodies(options: { limits?: BodyLimitOverride[]; formPaths?:
     // a small request), so a GET that declares no body skips both checks. Body methods always
     // take them: a streamed body need not be declared in-process.
     if (!BODY_METHODS.has(c.req.method) && !declaresBody(c.req.header("content-length"), c.req.header("transfer-encoding"))) return next();
+    // The size and type rules are a route's: a path no route takes is 404 whatever its body.
+    if (!hasRoute(c)) return next();
     return both(c, next);
   };
+}
+
+/** Whether a route takes this method and path: app-wide middleware (`use`, method ALL) alone is none. */
+export function hasRoute(c: Context): boolean {
+  return matchedRoutes(c).some((r) => r.method !== METHOD_NAME_ALL);
 }
 
 /** Two middlewares run as one: `second` runs where `first` calls next(). */

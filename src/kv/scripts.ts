@@ -2,7 +2,7 @@ import type { KvScript, ScoredMember } from "./port";
 
 /**
  * Declares a script. The result is frozen because adapters cache the script's SHA-1 by object
- * identity; a Lua body changed after the first eval would otherwise run under a stale hash.
+ * identity (ScriptShas); a Lua body changed after the first eval would otherwise run under a stale hash.
  */
 export function defineScript<T>(def: KvScript<T>): KvScript<T> {
   return Object.freeze({ ...def });
@@ -14,14 +14,15 @@ export async function sha1Hex(text: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-const shaCache = new WeakMap<KvScript<unknown>, Promise<string>>();
+/** A script's SHA-1 by script object: each store adapter keeps one, so a script is hashed once per store. */
+export type ScriptShas = WeakMap<KvScript<unknown>, Promise<string>>;
 
-/** The script's SHA-1, computed once per script object. */
-export function scriptSha(script: KvScript<unknown>): Promise<string> {
-  let sha = shaCache.get(script);
+/** The script's SHA-1, from `cache` when it has been computed before. */
+export function scriptSha(script: KvScript<unknown>, cache?: ScriptShas): Promise<string> {
+  let sha = cache?.get(script);
   if (!sha) {
     sha = sha1Hex(script.lua);
-    shaCache.set(script, sha);
+    cache?.set(script, sha);
   }
   return sha;
 }
@@ -39,8 +40,9 @@ export function isNoScriptError(error: unknown): boolean {
 export async function evalWithFallback<T>(
   script: KvScript<T>,
   run: { evalsha(sha: string): Promise<unknown>; eval(lua: string): Promise<unknown> },
+  shas: ScriptShas,
 ): Promise<T> {
-  const sha = await scriptSha(script);
+  const sha = await scriptSha(script, shas);
   let raw: unknown;
   try {
     raw = await run.evalsha(sha);

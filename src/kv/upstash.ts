@@ -1,6 +1,6 @@
 import { Redis, type Requester, type UpstashRequest, type UpstashResponse } from "@upstash/redis";
 import type { KeyValueStore } from "./port";
-import { evalWithFallback, parseScore, toScoredMembers } from "./scripts";
+import { evalWithFallback, parseScore, toScoredMembers, type ScriptShas } from "./scripts";
 
 /**
  * Callers (rate limiting above all) fail open when a call rejects, so a slow or unreachable
@@ -39,6 +39,7 @@ export function createUpstashStore(options: UpstashStoreOptions): KeyValueStore 
   // (scores as strings, for one), so replies are read as unknown.
   const raw = (reply: Promise<unknown>): Promise<unknown> => reply;
 
+  const shas: ScriptShas = new WeakMap();
   return {
     kind: "upstash",
     async get(key) {
@@ -78,7 +79,7 @@ export function createUpstashStore(options: UpstashStoreOptions): KeyValueStore 
       return evalWithFallback(script, {
         evalsha: (sha) => redis.evalsha(sha, prefixed, args),
         eval: (lua) => redis.eval(lua, prefixed, args),
-      });
+     }, shas);
     },
     publish: async (channel, message) => Number(await redis.publish(k(channel), message)),
     async ping() {

@@ -13,7 +13,7 @@ import type { Clock } from "../platform/clock";
 import { createDevVerifier } from "./dev-issuer";
 import { blobDirectory, createFileBlobStore } from "./file-blob-store";
 import { systemResolver } from "./dns-resolver";
-import { createNodeHttpFetch } from "./http-fetch";
+import { createLookupFetch } from "./asset-fetch";
 import { publicOnlyLookup } from "./public-lookup";
 import { readApiReferenceScript } from "./api-reference-script";
 
@@ -69,8 +69,7 @@ export async function buildNodeDeps(config: Config, logger = createJsonLogger({ 
     ids: createIdGenerator(systemClock, webRandom),
     logger,
     fetch: globalThis.fetch.bind(globalThis),
-    inferenceFetch: createNodeHttpFetch(),
-    assetFetch: createNodeHttpFetch({ lookup: publicOnlyLookup(), streamAll: true }),
+    assetFetch: createLookupFetch(publicOnlyLookup()),
     blobs: createFileBlobStore(blobDirectory(config.DATA_DIR)),
     resolver: systemResolver,
     apiReferenceScript: readApiReferenceScript,

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import type { KeyValueStore } from "../kv/port";
-import { evalWithFallback, parseScore, toScoredMembers } from "../kv/scripts";
+import { evalWithFallback, parseScore, toScoredMembers, type ScriptShas } from "../kv/scripts";
 
 /**
  * Callers (rate limiting above all) fail open when a call rejects, so a down or unreachable
@@ -63,6 +63,7 @@ export function createRedisStore(options: RedisStoreOptions): KeyValueStore {
     return subscriber;
   };
 
+  const shas: ScriptShas = new WeakMap();
   const store: KeyValueStore = {
     kind: "redis",
     get: (key) => redis.get(k(key)),
@@ -99,7 +100,7 @@ export function createRedisStore(options: RedisStoreOptions): KeyValueStore {
       return evalWithFallback(script, {
         evalsha: (sha) => redis.evalsha(sha, keys.length, ...argv),
         eval: (lua) => redis.eval(lua, keys.length, ...argv),
-      });
+     }, shas);
     },
     publish: (channel, message) => redis.publish(k(channel), message),
     async subscribe(channel, handler) {

@@ -10,30 +10,8 @@ export function nowAndThen(random: Random): boolean {
   return (random.bytes(1)[0] ?? 0) < 3;
 }
 
-const POOL_SIZE = 4096;
-
-/**
- * Web Crypto's CSPRNG, drawn in blocks: one getRandomValues call per id costs more than the
- * rest of a small request. Every byte is still handed out once.
- */
-export function createWebRandom(): Random {
-  let pool = new Uint8Array(0);
-  let offset = 0;
-  return {
-    bytes(length) {
-      if (length > POOL_SIZE) return crypto.getRandomValues(new Uint8Array(length));
-      if (offset + length > pool.length) {
-        pool = crypto.getRandomValues(new Uint8Array(POOL_SIZE));
-        offset = 0;
-      }
-      const out = pool.slice(offset, offset + length);
-      offset += length;
-      return out;
-    },
-  };
-}
-
-export const webRandom: Random = createWebRandom();
+/** Web Crypto's CSPRNG, one call per draw: nothing random is held in memory between draws. */
+export const webRandom: Random = { bytes: (length) => crypto.getRandomValues(new Uint8Array(length)) };
 
 export interface IdGenerator {
   /**
@@ -57,41 +35,15 @@ function encodeTime(nowMs: number): string {
   return time;
 }
 
-const CROCKFORD_CODES = Array.from(CROCKFORD, (ch) => ch.charCodeAt(0));
 const RANDOM_CHARS = 16;
-const IDS_PER_DRAW = 64;
 
 export function createIdGenerator(clock: Clock, random: Random): IdGenerator {
-  // Ids made in the same millisecond share the encoded time, which is most of the work.
-  let encodedAt = Number.NaN;
-  let time = "";
-  // A request id is made for every request: random bytes are drawn for 64 ids at a time and the
-  // 80 random bits are written as one flat string (per-id arrays and 16 concatenations cost
-  // more than the rest of the id). Every byte is still used once.
-  let bytes: Uint8Array = new Uint8Array(0);
-  let offset = 0;
   return {
     next(prefix) {
-      const now = Math.floor(clock.now());
-      if (now !== encodedAt) {
-        encodedAt = now;
-        time = encodeTime(now);
-      }
-      if (offset + RANDOM_CHARS > bytes.length) {
-        bytes = random.bytes(RANDOM_CHARS * IDS_PER_DRAW);
-        offset = 0;
-      }
-      const b = bytes;
-      const o = offset;
-      offset += RANDOM_CHARS;
-      const C = CROCKFORD_CODES;
-      const rand = String.fromCharCode(
-        C[b[o]! & 31]!, C[b[o + 1]! & 31]!, C[b[o + 2]! & 31]!, C[b[o + 3]! & 31]!,
-        C[b[o + 4]! & 31]!, C[b[o + 5]! & 31]!, C[b[o + 6]! & 31]!, C[b[o + 7]! & 31]!,
-        C[b[o + 8]! & 31]!, C[b[o + 9]! & 31]!, C[b[o + 10]! & 31]!, C[b[o + 11]! & 31]!,
-        C[b[o + 12]! & 31]!, C[b[o + 13]! & 31]!, C[b[o + 14]! & 31]!, C[b[o + 15]! & 31]!,
-      );
-      return `${prefix}_${time}${rand}`;
+      const bytes = random.bytes(RANDOM_CHARS);
+      let rand = "";
+      for (const b of bytes) rand += CROCKFORD[b & 31];
+      return `${prefix}_${encodeTime(clock.now())}${rand}`;
     },
   };
 }

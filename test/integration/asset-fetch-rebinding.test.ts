@@ -1,7 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { describe, expect, it } from "vitest";
-import { createNodeHttpFetch } from "../../src/node/http-fetch";
+import { createLookupFetch } from "../../src/node/asset-fetch";
 import { publicOnlyLookup, type LookupAll } from "../../src/node/public-lookup";
 import { fetchPublicUrl, type UrlFetchOptions } from "../../src/services/kb/url-fetch";
 import { ApiError } from "../../src/errors";
@@ -39,7 +39,7 @@ const options = (fetch: typeof globalThis.fetch, check: Record<string, string[]>
 describe("the Node entry's fetch for asset URLs checks the address it connects to", () => {
   it("refuses a name that looked public to the check but resolves to loopback when connecting (DNS rebinding)", async () => {
     const connectTime = tableLookup({ "rebind.example": ["127.0.0.1"] });
-    const fetch = createNodeHttpFetch({ lookup: publicOnlyLookup({ resolve: connectTime }), streamAll: true });
+    const fetch = createLookupFetch(publicOnlyLookup({ resolve: connectTime }));
     const hitsBefore = docs.hits.length;
     const err = await fetchPublicUrl(`http://rebind.example:${docs.port}/guide.md`, options(fetch, { "rebind.example": ["93.184.216.34"] })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -53,13 +53,13 @@ describe("the Node entry's fetch for asset URLs checks the address it connects t
     const connectTime = tableLookup({ "rebind.example": ["127.0.0.1"] });
     const unchecked: LookupFunction = (hostname, lookupOptions, callback) =>
       connectTime(hostname, (err, found) => (err ? callback(err, "", 0) : lookupOptions.all ? callback(null, found) : callback(null, found[0]!.address, found[0]!.family)));
-    const fetch = createNodeHttpFetch({ lookup: unchecked, streamAll: true });
+    const fetch = createLookupFetch(unchecked);
     const doc = await fetchPublicUrl(`http://rebind.example:${docs.port}/guide.md`, options(fetch, { "rebind.example": ["93.184.216.34"] }));
     expect(new TextDecoder().decode(doc.bytes)).toBe(GUIDE_MD);
   });
 
   it("refuses a name with one private address among public ones, and says why in the cause", async () => {
-    const fetch = createNodeHttpFetch({ lookup: publicOnlyLookup({ resolve: tableLookup({ "mixed.example": ["93.184.216.34", "10.0.0.7"] }) }) });
+    const fetch = createLookupFetch(publicOnlyLookup({ resolve: tableLookup({ "mixed.example": ["93.184.216.34", "10.0.0.7"] }) }));
     const err = await fetch(`http://mixed.example:${docs.port}/guide.md`).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TypeError);
     expect((err as TypeError).cause).toMatchObject({ code: "ENOTPUBLIC", message: expect.stringContaining("private or reserved") });
@@ -67,7 +67,7 @@ describe("the Node entry's fetch for asset URLs checks the address it connects t
 
   it("connects to an allowed test host and streams the body, so the size cap holds while reading", async () => {
     const lookup = publicOnlyLookup({ resolve: tableLookup({ "docs.test": ["127.0.0.1"] }), allowedHosts: ["docs.test"] });
-    const fetch = createNodeHttpFetch({ lookup, streamAll: true });
+    const fetch = createLookupFetch(lookup);
     const allowed = { ...options(fetch, { "docs.test": ["127.0.0.1"] }), allowedHosts: ["docs.test"] };
     const doc = await fetchPublicUrl(`http://docs.test:${docs.port}/guide.md`, allowed);
     expect(new TextDecoder().decode(doc.bytes)).toBe(GUIDE_MD);
@@ -88,7 +88,7 @@ describe("the Node entry's fetch for asset URLs checks the address it connects t
   });
 
   it("passes a name's failure to resolve through as a failed fetch", async () => {
-    const fetch = createNodeHttpFetch({ lookup: publicOnlyLookup({ resolve: tableLookup({}) }) });
+    const fetch = createLookupFetch(publicOnlyLookup({ resolve: tableLookup({}) }));
     const err = await fetch(`http://nowhere.example:${docs.port}/`).catch((e: unknown) => e);
     expect((err as TypeError).cause).toMatchObject({ code: "ENOTFOUND" });
   });

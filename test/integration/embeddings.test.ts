@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createInferenceClient, InferenceError, type InferenceClient } from "../../src/services/inference";
 import { buildIndex } from "../../src/services/kb/retrieval";
 import { makeSnapshot } from "../../src/services/kb/snapshot";
-import { EMBED_BATCH, packVectors, queryVector, sectionVectors, unit, type Vector } from "../../src/services/kb/vectors";
+import { createEmbeddingState, EMBED_BATCH, packVectors, queryVector, sectionVectors, unit, type Vector } from "../../src/services/kb/vectors";
 import { createMemoryBlobStore } from "../../src/services/kb/blob-store";
 import { relevantHits, STRONG_COSINE } from "../../src/services/support/relevance";
 import { fixedClock, buildTestApp, type TestApp } from "../support/app";
@@ -101,36 +101,38 @@ const sectionsKb = (count: number) =>
 describe("section vectors", () => {
   it("are built once per snapshot in batches of 64 while BM25 serves, then reused", async () => {
     const inference = client("ollama");
+    const state = createEmbeddingState();
     const snapshot = makeSnapshot({ content: sectionsKb(150), version: 1, updatedAt: new Date().toISOString() }, [], "1:0:");
     expect(snapshot.sections).toHaveLength(150);
     const options = { inference, clock: fixedClock(Date.now()) };
-    expect(sectionVectors(snapshot, snapshot.sections, options)).toBeUndefined();
-    const vectors = await eventually(() => sectionVectors(snapshot, snapshot.sections, options));
+    expect(sectionVectors(state, snapshot, snapshot.sections, options)).toBeUndefined();
+    const vectors = await eventually(() => sectionVectors(state, snapshot, snapshot.sections, options));
     expect(vectors.count).toBe(150);
     const calls = host.embeds();
     expect(calls.map((c) => (c.body!.input as string[]).length)).toEqual([EMBED_BATCH, EMBED_BATCH, 150 - 2 * EMBED_BATCH]);
     // Asking again (the next question) costs no call; a new snapshot (new KB version) builds anew.
-    sectionVectors(snapshot, snapshot.sections, options);
+    sectionVectors(state, snapshot, snapshot.sections, options);
     expect(host.embeds()).toHaveLength(3);
     const next = makeSnapshot({ content: sectionsKb(10), version: 2, updatedAt: new Date().toISOString() }, [], "2:0:");
-    await eventually(() => sectionVectors(next, next.sections, options));
+    await eventually(() => sectionVectors(state, next, next.sections, options));
     expect(host.embeds()).toHaveLength(4);
   });
 
   it("a failed build leaves retrieval on BM25 and is retried after a rest, not per question", async () => {
     host.setEmbedMode("down");
     const clock = fixedClock(1_000_000);
+    const state = createEmbeddingState();
     const options = { inference: client("ollama"), clock };
     const snapshot = makeSnapshot({ content: sectionsKb(3), version: 1, updatedAt: new Date().toISOString() }, [], "s");
-    sectionVectors(snapshot, snapshot.sections, options);
+    sectionVectors(state, snapshot, snapshot.sections, options);
     await eventually(() => (host.embeds().length === 1 ? true : undefined));
     await new Promise((r) => setTimeout(r, 50));
-    for (let i = 0; i < 5; i++) expect(sectionVectors(snapshot, snapshot.sections, options)).toBeUndefined();
+    for (let i = 0; i < 5; i++) expect(sectionVectors(state, snapshot, snapshot.sections, options)).toBeUndefined();
     expect(host.embeds()).toHaveLength(1);
     host.setEmbedMode("ok");
     clock.advance(61_000);
-    sectionVectors(snapshot, snapshot.sections, options);
-    expect((await eventually(() => sectionVectors(snapshot, snapshot.sections, options))).count).toBe(3);
+    sectionVectors(state, snapshot, snapshot.sections, options);
+    expect((await eventually(() => sectionVectors(state, snapshot, snapshot.sections, options))).count).toBe(3);
   });
 });
 
@@ -154,8 +156,9 @@ describe("blended retrieval", () => {
     const snapshot = makeSnapshot({ content: KB, version: 1, updatedAt: new Date().toISOString() }, [], "kb");
     const index = await buildIndex(snapshot.sections);
     const clock = fixedClock(Date.now());
-    const vectors = await eventually(() => sectionVectors(snapshot, snapshot.sections, { inference, clock }));
-    const semantic = async (q: string) => ({ vectors, sections: snapshot.sections, query: (await queryVector(inference, q, { clock, timeoutMs: 1_000 })) as Vector });
+    const state = createEmbeddingState();
+    const vectors = await eventually(() => sectionVectors(state, snapshot, snapshot.sections, { inference, clock }));
+    const semantic = async (q: string) => ({ vectors, sections: snapshot.sections, query: (await queryVector(state, inference, q, { clock, timeoutMs: 1_000 })) as Vector });
     return { index, semantic };
   };
 

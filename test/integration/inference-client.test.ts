@@ -4,7 +4,6 @@ import { fixedClock } from "../../src/platform/clock";
 import { webRandom } from "../../src/platform/ids";
 import { createFence, createInferenceClient, echoesPrompt, InferenceError, type InferenceApi } from "../../src/services/inference";
 import { startFakeInference, type FakeInference } from "../support/fake-inference";
-import { createNodeHttpFetch } from "../../src/node/http-fetch";
 
 const Answer = z.object({ reply: z.string().min(1), score: z.number().min(0).max(1) });
 const messages = [{ role: "system" as const, content: "Answer as JSON." }, { role: "user" as const, content: "Hello there" }];
@@ -22,10 +21,9 @@ beforeEach(() => {
   b.reset();
 });
 
-/** Both outbound HTTP clients the entries use: the runtime's fetch, and the Node entry's leaner one. */
+/** The outbound HTTP client every entry uses: the runtime's fetch. */
 const FETCHES = [
   ["fetch", globalThis.fetch.bind(globalThis)],
-  ["node:http", createNodeHttpFetch()],
 ] as const;
 let currentFetch: typeof fetch = FETCHES[0][1];
 

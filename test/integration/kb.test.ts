@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { fixedClock } from "../../src/platform/clock";
 import { createMemoryBlobStore } from "../../src/services/kb/blob-store";
 import type { AssetRecord as Asset } from "../../src/services/kb/assets";
-import { kbCache } from "../../src/services/kb/context";
+import { createKbCache } from "../../src/services/kb/snapshot";
 import { buildTestApp, type TestApp } from "../support/app";
 import { GUIDE_MD, routedFetch, tableResolver, useDocumentServer } from "../support/document-server";
 import { useTestEnvironment } from "../support/environment";
@@ -59,8 +59,9 @@ async function assets(t: TestApp, who: Person, limit = 20): Promise<Asset[]> {
   } while (cursor !== null);
   return all;
 }
+/** The best sections for a query in the KB as it is now, as a fresh instance reads it. */
 async function search(t: TestApp, query: string): Promise<string[]> {
-  const snapshot = await kbCache(t.deps).get(t.deps.database.session().db);
+  const snapshot = await createKbCache(t.deps.clock).get(t.deps.database.session().db);
   return (await snapshot.index()).search(query, 3).map((h) => h.section.id);
 }
 
@@ -228,7 +229,7 @@ describe("knowledge base assets", () => {
     const asset = (await res.json()) as Asset;
     expect(asset).toMatchObject({ title: "Travel mode", source: `http://docs.test:${docs.port}/travel.html`, contentType: "text/html" });
     expect(asset.sections.map((s) => s.title)).toEqual(["Travel mode › Changing your city"]);
-    const snapshot = await kbCache(t.deps).get(t.deps.database.session().db);
+    const snapshot = await createKbCache(t.deps.clock).get(t.deps.database.session().db);
     const section = snapshot.sections.find((s) => s.id === asset.sections[0]!.sectionId);
     expect(section?.text).toBe("Premium members can set a travel city & appear there for 7 days.");
 

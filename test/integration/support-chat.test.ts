@@ -95,6 +95,40 @@ describe("support chat over the starter knowledge base", () => {
     });
   });
 
+  it.each(["ollama", "openai"] as const)("sends the %s host a schema per request whose citations can only name the sections shown", async (api) => {
+    const t = buildTestApp({
+      database: env.db.database,
+      issuer: env.issuer,
+      tierLookup: ENTERPRISE,
+      env: { INFERENCE_URL: host.url, INFERENCE_API: api, INFERENCE_TIMEOUT_MS: "400", INFERENCE_COOLDOWN_MS: "100" },
+      deps: { blobs: createMemoryBlobStore() },
+    });
+    const user = await signIn(t, env.issuer);
+    host.respond(groundedModel({ cite: ["S1"] }));
+    const questions = ["How do I buy coins?", "how do I block or report someone who harasses me"];
+    for (const message of questions) expect((await chat(t, user, { message, language: "en" })).via).toBe("model");
+    const calls = host.chats();
+    expect(calls.map((c) => c.api)).toEqual([api, api]);
+    for (const call of calls) {
+      const labels = [...shownSections(call).keys()];
+      expect(labels.length).toBeGreaterThan(0);
+      expect(labels).toEqual(labels.map((_, i) => `S${i + 1}`));
+      const schema = call.schema as { properties: Record<string, unknown>; required: string[] };
+      expect(schema.properties.citations).toEqual({ type: "array", maxItems: labels.length, items: { type: "string", enum: labels } });
+      expect(schema.required).toEqual(expect.arrayContaining(["response", "citations", "escalate", "ticketHint"]));
+    }
+    if (api === "openai") expect(calls[0]!.body?.response_format).toMatchObject({ type: "json_schema", json_schema: { name: "answer" } });
+    else expect(calls[0]!.body?.format).toEqual(calls[0]!.schema);
+  });
+
+  it("keeps the server-side check for a host that ignores the schema: a section's title counts, anything else is dropped", async () => {
+    const { t, user } = await setup();
+    host.respond(groundedModel({ cite: ["Buying coins", "S9", "buying coins", "[S1]", "Secret internal policy"] }));
+    const { via, body } = await chat(t, user, { message: "How do I buy coins?", language: "en", topic: "billing" });
+    expect(via).toBe("model");
+    expect(body.citations).toEqual([{ title: "Buying coins", source: "kb#billing/buying-coins" }]);
+  });
+
   it("cites sections that exist in the knowledge base", async () => {
     const { t, user } = await setup();
     host.respond(groundedModel({ cite: ["S1", "S2"] }));

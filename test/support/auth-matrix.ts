@@ -12,7 +12,7 @@ export interface MatrixContext {
   issuer: () => TestIssuer;
 }
 
-function init(route: RouteCase, headers: Record<string, string>): RequestInit {
+function init(route: Pick<RouteCase, "method" | "body">, headers: Record<string, string>): RequestInit {
   const hasBody = route.body !== undefined;
   return {
     method: route.method,
@@ -141,4 +141,39 @@ export function authMatrix(ctx: MatrixContext, route: RouteCase): void {
     const { status, text } = await call(ctx, route, bearer(key));
     expect(status, text).toBe(route.apiKey ?? route.expect);
   });
+
+  const aimed = route.otherMember;
+  if (aimed) {
+    it("answers a hidden member and one with a block either way exactly as an unknown id, to a token and to an API key", async () => {
+      const app = ctx.app();
+      const send = async (id: string, headers: Record<string, string>) => {
+        const target = aimed(id);
+        const res = await app.request(target.path ?? concretePath(route), init({ method: route.method, body: target.body ?? route.body }, headers));
+        const { requestId: _differs, ...body } = (await res.json()) as Record<string, unknown>;
+        return { status: res.status, body };
+      };
+      const memberId = async (headers: Record<string, string>) => {
+        const res = await app.request("/v1/auth/test", { headers });
+        return ((await res.json()) as { user: { id: string } }).user.id;
+      };
+      const key = await adminKey(ctx);
+      const keyHolder = bearer(await ctx.issuer().sign({ sub: key.sub, email: key.email, roles: ["admin"] }));
+      const member = (await newUser(ctx.issuer())).headers;
+      const [hidden, blocked, blocker] = [(await newUser(ctx.issuer())).headers, (await newUser(ctx.issuer())).headers, (await newUser(ctx.issuer())).headers];
+      const profile = { displayName: "Matrix", birthDate: "1990-01-01", gender: "other", interestedIn: ["woman"] };
+      for (const [who, visibility] of [[hidden, "hidden"], [blocked, "visible"], [blocker, "visible"]] as const) {
+        expect((await app.request("/api/v1/profile", { ...json({ ...profile, visibility }, who), method: "PUT" })).status).toBe(201);
+      }
+      const ids = { hidden: await memberId(hidden), blocked: await memberId(blocked), blocker: await memberId(blocker) };
+      for (const caller of [member, keyHolder]) {
+        expect((await app.request("/api/v1/blocks", json({ userId: ids.blocked }, caller))).status).toBeLessThan(300);
+        expect((await app.request("/api/v1/blocks", json({ userId: await memberId(caller) }, blocker))).status).toBeLessThan(300);
+      }
+      for (const credential of [member, bearer(key.key)]) {
+        const unknown = await send("usr_00000000000000000000000000", credential);
+        expect(unknown.status).toBe(404);
+        for (const id of Object.values(ids)) expect(await send(id, credential), id).toEqual(unknown);
+      }
+    });
+  }
 }

@@ -109,7 +109,8 @@ export function sampleFor(schema: Record<string, unknown> | undefined): unknown 
     }
     case "array": {
       const min = typeof schema.minItems === "number" ? schema.minItems : 1;
-      return Array.from({ length: Math.max(1, min) }, () => sampleFor(schema.items as Record<string, unknown>));
+      const max = typeof schema.maxItems === "number" ? schema.maxItems : Infinity;
+      return Array.from({ length: Math.min(Math.max(1, min), max) }, () => sampleFor(schema.items as Record<string, unknown>));
     }
     case "number":
     case "integer": {

@@ -27,6 +27,12 @@ export interface RouteCase {
   path?: string;
   /** A valid body, so that an authorised caller gets past validation. */
   body?: unknown;
+  /**
+   * For a route that acts on another member by id: the call aimed at member `id`. The matrix then
+   * checks the visibility rule (docs/api/privacy-and-visibility.md): a hidden member and one with a
+   * block either way answer exactly as the unknown id of `expect`.
+   */
+  otherMember?: (id: string) => { path?: string; body?: unknown };
 }
 
 /** Refused to every API key: keys are managed by a signed-in admin (docs/api/authentication.md). */
@@ -47,7 +53,7 @@ export const ROUTES: RouteCase[] = [
   { method: "GET", template: "/api/v1/admin/observability/vms", access: "admin", expect: 200 },
   { method: "GET", template: "/api/v1/wallet/overview", access: "user", expect: 200 },
   // 404: no user usr_nobody.
-  { method: "POST", template: "/api/v1/wallet/transfer", access: "user", body: { toUserId: "usr_nobody", amount: 1 }, expect: 404 },
+  { method: "POST", template: "/api/v1/wallet/transfer", access: "user", body: { toUserId: "usr_nobody", amount: 1 }, expect: 404, otherMember: (id) => ({ body: { toUserId: id, amount: 1 } }) },
   // 404: no user usr_nobody.
   { method: "POST", template: "/api/v1/wallet/coins/award", access: "admin", body: { userId: "usr_nobody", amount: 1, reason: "matrix" }, expect: 404 },
   { method: "GET", template: "/api/v1/wallet/leaderboard", access: "user", expect: 200 },
@@ -63,7 +69,7 @@ export const ROUTES: RouteCase[] = [
   { method: "GET", template: "/api/v1/profile", access: "user", expect: 404 },
   { method: "PUT", template: "/api/v1/profile", access: "user", body: { displayName: "Matrix", birthDate: "1990-01-01", gender: "other", interestedIn: ["woman"] }, expect: 201 },
   // 400: sample_userId is not a user id.
-  { method: "GET", template: "/api/v1/profile/{userId}", access: "user", expect: 400 },
+  { method: "GET", template: "/api/v1/profile/{userId}", access: "user", expect: 400, otherMember: (id) => ({ path: `/api/v1/profile/${id}` }) },
   // 404: no such user.
   { method: "POST", template: "/api/v1/blocks", access: "user", body: { userId: "usr_00000000000000000000000000" }, expect: 404 },
   { method: "GET", template: "/api/v1/blocks", access: "user", expect: 200 },
@@ -72,9 +78,9 @@ export const ROUTES: RouteCase[] = [
   // 404: no such user.
   { method: "POST", template: "/api/v1/reports", access: "user", body: { userId: "usr_00000000000000000000000000", reason: "spam" }, expect: 404 },
   // 404: no user usr_nobody.
-  { method: "POST", template: "/api/matching/swipe", access: "user", body: { targetUserId: "usr_nobody", action: "like" }, expect: 404 },
+  { method: "POST", template: "/api/matching/swipe", access: "user", body: { targetUserId: "usr_nobody", action: "like" }, expect: 404, otherMember: (id) => ({ body: { targetUserId: id, action: "like" } }) },
   // 404: no user usr_nobody.
-  { method: "POST", template: "/api/v1/winks", access: "user", body: { toUserId: "usr_nobody" }, expect: 404 },
+  { method: "POST", template: "/api/v1/winks", access: "user", body: { toUserId: "usr_nobody" }, expect: 404, otherMember: (id) => ({ body: { toUserId: id } }) },
   { method: "GET", template: "/api/v1/winks/received", access: "user", expect: 200 },
   // 404: no wink sample_winkId.
   { method: "POST", template: "/api/v1/winks/{winkId}/accept", access: "user", expect: 404 },

@@ -35,17 +35,3 @@ export function topicalVectors(options: { count: number; queries: number; dim: n
   const queries = Array.from({ length: options.queries }, () => scatter(sections[Math.floor(random() * sections.length)]!, 0.6));
   return { sections, queries };
 }
-
-/** The rows of the `k` highest cosines. */
-export function topRows(rows: ArrayLike<number>, cosines: ArrayLike<number>, k: number): number[] {
-  return Array.from({ length: rows.length }, (_, i) => i)
-    .sort((a, b) => cosines[b]! - cosines[a]!)
-    .slice(0, k)
-    .map((i) => rows[i]!);
-}
-
-/** Share of the exact top-k that the approximate top-k found. */
-export function recallAt(k: number, exact: number[], approximate: number[]): number {
-  const found = new Set(approximate.slice(0, k));
-  return exact.slice(0, k).filter((r) => found.has(r)).length / Math.min(k, exact.length);
-}

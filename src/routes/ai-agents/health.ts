@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../http/router";
-import type { HostHealth, InferenceClient } from "../../services/inference";
+import type { Runtime } from "../../http/env";
+import type { HostHealth } from "../../services/inference";
 import { AI_AGENTS_PREFIX, aiErrors } from "./shared";
 
 /**
@@ -43,20 +44,18 @@ const route = createRoute({
 
 /** The route is public: probes are reused for a few seconds so it cannot be used to flood the hosts. */
 export const HEALTH_CACHE_MS = 5_000;
-const recent = new WeakMap<InferenceClient, { at: number; report: Promise<HostHealth[]> }>();
-
-function probe(inference: InferenceClient, now: number): Promise<HostHealth[]> {
-  const cached = recent.get(inference);
+function probe(runtime: Runtime, now: number): Promise<HostHealth[]> {
+  const cached = runtime.aiHealth;
   if (cached && now - cached.at < HEALTH_CACHE_MS) return cached.report;
   // Not tied to one caller's signal: other callers share this probe.
-  const report = inference.health();
-  recent.set(inference, { at: now, report });
+  const report = runtime.inference.health();
+  runtime.aiHealth = { at: now, report };
   return report;
 }
 
 export const aiHealthRoutes = createRouter().openapi(route, async (c) => {
   const inference = c.var.runtime.inference;
-  const hosts = (await probe(inference, c.var.deps.clock.now())).map((h, i) => ({
+  const hosts = (await probe(c.var.runtime, c.var.deps.clock.now())).map((h, i) => ({
     host: `host-${i + 1}`,
     reachable: h.reachable,
     coolingDown: h.coolingDown,

@@ -3,7 +3,6 @@ import { principalOf } from "../../http/auth";
 import { defer } from "../../http/defer";
 import { createRouter } from "../../http/router";
 import { DEFAULT_LANGUAGE, type LanguageCode } from "../../services/ai/languages";
-import { kbCache } from "../../services/kb/context";
 import { SUPPORT_CATEGORIES } from "../../services/kb/sections";
 import { answerSupport, type SupportQuestion } from "../../services/support/agent";
 import { AI_AGENTS_PREFIX, aiRoute, aiValidation, Language } from "./shared";
@@ -77,13 +76,13 @@ export const supportRoutes = createRouter().openapi(
     const { answer, via } = await answerSupport(
       {
         db: c.var.db,
-        cache: kbCache(deps),
+        cache: c.var.runtime.kb.cache,
         inference: c.var.runtime.inference,
         random: deps.random,
         logger: deps.logger,
         timeoutMs: Math.min(deps.config.INFERENCE_TIMEOUT_MS, SUPPORT_TIMEOUT_CAP_MS),
         signal: c.req.raw.signal,
-        embeddings: { clock: deps.clock, timeoutMs: deps.config.INFERENCE_EMBED_TIMEOUT_MS, background: (work) => defer(c, work, "section embeddings") },
+        embeddings: { state: c.var.runtime.kb.embeddings, clock: deps.clock, timeoutMs: deps.config.INFERENCE_EMBED_TIMEOUT_MS, background: (work) => defer(c, work, "section embeddings") },
       },
       principalOf(c),
       question,

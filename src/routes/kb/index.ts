@@ -7,8 +7,8 @@ import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { ApiError } from "../../errors";
 import { createAsset, deleteAsset, listAssets, type AssetInput } from "../../services/kb/assets";
-import { assetContext, kbCache } from "../../services/kb/context";
-import { listKbVersions, readKb, replaceKb, type KbContext } from "../../services/kb/document";
+import { listKbVersions, readKb, replaceKb } from "../../services/kb/document";
+import { assetContext, kbContext } from "./context";
 
 const KbDocument = z
   .object({
@@ -67,7 +67,6 @@ const AssetsQuery = z.object({
 });
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
-const kbContext = (c: Context<AppEnv>): KbContext => ({ db: c.var.db, cache: kbCache(c.var.deps) });
 
 const MAX_FILE_NAME = 255;
 

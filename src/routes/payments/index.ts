@@ -8,7 +8,7 @@ import { createRouter, jsonBody } from "../../http/router";
 import { ErrorBody, protectedRoute } from "../../http/routes";
 import { createCardACheckout } from "../../services/payments/card-a";
 import { createCardBCheckout } from "../../services/payments/card-b";
-import { paymentDeps } from "../../services/payments/context";
+import { paymentDeps } from "../../http/service-context";
 import { CRYPTO_CURRENCIES, createCryptoIntent } from "../../services/payments/crypto";
 import { stkPush } from "../../services/payments/mobile-money";
 import { paymentStatus } from "../../services/payments/status";

@@ -3,7 +3,7 @@ import { createRouter } from "../../http/router";
 import { ErrorBody } from "../../http/routes";
 import { handleCardAWebhook } from "../../services/payments/card-a";
 import { cardBRedirectState, handleCardBWebhook } from "../../services/payments/card-b";
-import { paymentDeps } from "../../services/payments/context";
+import { paymentDeps } from "../../http/service-context";
 import { handleCryptoIpn } from "../../services/payments/crypto";
 import { handleStkCallback } from "../../services/payments/mobile-money";
 

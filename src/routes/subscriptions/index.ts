@@ -5,7 +5,7 @@ import { IdempotencyHeader, idempotent } from "../../http/idempotency";
 import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { currentSubscription, listPlans, subscribe } from "../../services/subscriptions/subscriptions";
-import { moneyContext } from "../../services/wallet/context";
+import { moneyContext } from "../../http/service-context";
 
 const Tier = z.enum(["standard", "premium", "enterprise"]);
 const Plan = z.object({ id: Tier, name: z.string(), priceCoins: z.number().int(), periodDays: z.number().int(), description: z.string() }).openapi("Plan");

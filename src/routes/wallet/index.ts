@@ -3,7 +3,7 @@ import { principalOf } from "../../http/auth";
 import { IdempotencyHeader, idempotent } from "../../http/idempotency";
 import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
-import { moneyContext } from "../../services/wallet/context";
+import { moneyContext } from "../../http/service-context";
 import { history, leaderboard, overview } from "../../services/wallet/history";
 import { awardCoins, transfer } from "../../services/wallet/transfers";
 

@@ -4,7 +4,7 @@ import type { Principal } from "../../auth/principal";
 import { queryRows } from "../../db/rows";
 import { ApiError } from "../../errors";
 import { ageOn } from "../profiles/card";
-import { noBlockBetween } from "../safety/blocks";
+import { visibleTo } from "../safety/visibility";
 import { ask, metadata, type AiContext, type AiMetadata } from "./ask";
 import { userContext, type ContextDeps, type ProfileSummary } from "./context-cache";
 import type { LanguageCode } from "./languages";
@@ -75,7 +75,7 @@ async function visibleWishes(deps: ContextDeps, actor: Principal, userId: string
   const [row] = await queryRows<{ gender: string; birth_date: string; interested_in: string[]; age_min: number; age_max: number }>(
     deps.db,
     sql`select p.gender, p.birth_date::text as birth_date, p.interested_in, p.age_min, p.age_max from profiles p
-        where p.user_id = ${userId} and p.visibility = 'visible' and ${noBlockBetween(actor.userId, sql`p.user_id`)} limit 1`,
+        where p.user_id = ${userId} and ${visibleTo(actor.userId, sql`p.user_id`)} limit 1`,
   );
   return row ? { gender: row.gender, age: ageOn(row.birth_date, deps.now), interestedIn: row.interested_in, ageMin: row.age_min, ageMax: row.age_max } : undefined;
 }

@@ -51,17 +51,10 @@ const addTokens = (a: TokenUsage, b: TokenUsage): TokenUsage => ({
   total: a.total + b.total,
 });
 
-const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
-
 /** The JSON schema sent to the host as Ollama's `format` / OpenAI's `response_format`. */
 export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  let out = jsonSchemas.get(schema);
-  if (!out) {
-    const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { unrepresentable: "any", io: "output" }) as Record<string, unknown>;
-    out = rest;
-    jsonSchemas.set(schema, out);
-  }
-  return out;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { unrepresentable: "any", io: "output" }) as Record<string, unknown>;
+  return rest;
 }
 
 /** Models often wrap JSON in a Markdown fence even when told not to. */
@@ -104,6 +97,16 @@ export function createInferenceClient(options: InferenceClientOptions): Inferenc
   /** Host → time until which it is only tried after the others. */
   const coolingUntil = new Map<string, number>();
   const now = () => options.clock.now();
+  /** Each feature's schema is converted once per client, not on every call. */
+  const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+  const jsonSchemaFor = (schema: z.ZodType): Record<string, unknown> => {
+    let out = jsonSchemas.get(schema);
+    if (!out) {
+      out = jsonSchemaOf(schema);
+      jsonSchemas.set(schema, out);
+    }
+    return out;
+  };
 
   function ordered(): string[] {
     const t = now();
@@ -183,7 +186,7 @@ export function createInferenceClient(options: InferenceClientOptions): Inferenc
 
     async generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
       const started = now();
-      const jsonSchema = jsonSchemaOf(request.schema);
+      const jsonSchema = jsonSchemaFor(request.schema);
       let messages = request.messages;
       let tokens: TokenUsage = { prompt: 0, completion: 0, total: 0 };
       let problem = "";

@@ -5,7 +5,7 @@ import { createInferenceClient, DEFAULT_MODEL } from "./client";
 import type { InferenceClient } from "./types";
 
 /** The client every entry gets: INFERENCE_URL / _API / _MODEL / _API_KEY / _TIMEOUT_MS / _COOLDOWN_MS. */
-export function inferenceFromConfig(config: Config, deps: { fetch: typeof fetch; inferenceFetch?: typeof fetch; clock: Clock; logger?: Logger }): InferenceClient {
+export function inferenceFromConfig(config: Config, deps: { fetch: typeof fetch; clock: Clock; logger?: Logger }): InferenceClient {
   return createInferenceClient({
     api: config.INFERENCE_API,
     hosts: config.INFERENCE_URL ?? [],
@@ -14,7 +14,7 @@ export function inferenceFromConfig(config: Config, deps: { fetch: typeof fetch;
     apiKey: config.INFERENCE_API_KEY,
     timeoutMs: config.INFERENCE_TIMEOUT_MS,
     cooldownMs: config.INFERENCE_COOLDOWN_MS,
-    fetch: deps.inferenceFetch ?? deps.fetch,
+    fetch: deps.fetch,
     clock: deps.clock,
     logger: deps.logger,
   });

@@ -128,15 +128,3 @@ export function createKbCache(clock: Clock): KbCache {
     },
   };
 }
-
-const caches = new WeakMap<object, KbCache>();
-
-/** The cache of one app instance (keyed by its deps), created on first use. */
-export function kbCacheFor(owner: object, clock: Clock): KbCache {
-  let cache = caches.get(owner);
-  if (!cache) {
-    cache = createKbCache(clock);
-    caches.set(owner, cache);
-  }
-  return cache;
-}

@@ -1,7 +1,6 @@
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/logger";
 import type { InferenceClient } from "../inference/types";
-import { buildIvf, buildIvfInChunks, DEFAULT_NPROBE, dotRow, IVF_MIN_ROWS, probeLists, type Ivf } from "./ivf";
 import type { Section } from "./sections";
 
 /** Sections per embedding call: large enough to amortise the round trip, small enough for one host batch. */
@@ -30,11 +29,9 @@ export interface VectorSet {
   readonly dim: number;
   readonly count: number;
   readonly data: Float32Array;
-  /** Present from IVF_MIN_ROWS rows up: questions then scan a few lists instead of every row. */
-  readonly ivf?: Ivf;
 }
 
-function packRows(vectors: readonly Vector[]): { dim: number; count: number; data: Float32Array } {
+export function packVectors(vectors: readonly Vector[]): VectorSet {
   const dim = vectors[0]?.length ?? 0;
   if (vectors.some((v) => v.length !== dim)) throw new Error("vectors of different dimensions");
   const data = new Float32Array(vectors.length * dim);
@@ -42,58 +39,23 @@ function packRows(vectors: readonly Vector[]): { dim: number; count: number; dat
   return { dim, count: vectors.length, data };
 }
 
-const wantsIndex = (set: { dim: number; count: number }) => set.count >= IVF_MIN_ROWS && set.dim > 0;
-
-export function packVectors(vectors: readonly Vector[]): VectorSet {
-  const set = packRows(vectors);
-  return wantsIndex(set) ? { ...set, ivf: buildIvf(set.data, set.count, set.dim) } : set;
-}
-
-/** packVectors in chunks that yield, for a live instance. */
-export async function packVectorsInChunks(vectors: readonly Vector[]): Promise<VectorSet> {
-  const set = packRows(vectors);
-  return wantsIndex(set) ? { ...set, ivf: await buildIvfInChunks(set.data, set.count, set.dim) } : set;
-}
-
 /**
  * The cosine of the query with every vector of the set (all zero when the dimensions differ,
- * e.g. after the model changed). The exact scan: one dot product per row.
+ * e.g. after the model changed). An exact scan, one dot product per row: about 3 ms for a 2 MB KB,
+ * which an approximate index would not shorten noticeably beside the model's answer
+ * (docs/design/performance.md).
  */
 export function similarities(set: VectorSet, query: Vector): Float32Array {
   const out = new Float32Array(set.count);
   const { dim, data } = set;
   if (query.length !== dim) return out;
-  for (let r = 0; r < set.count; r++) out[r] = dotRow(data, r, query, dim);
-  return out;
-}
-
-/** Rows and their cosines with the query, rows ascending. */
-export interface ScoredRows {
-  rows: Int32Array;
-  cosines: Float32Array;
-}
-
-/**
- * The cosines worth computing for a question: every row when the set has no index (exact), else
- * the members of the `nprobe` lists nearest the query plus the `required` rows, which are always
- * scored exactly (the blend needs their true cosine). Every row at zero when the dimensions differ.
- */
-export function candidateSimilarities(set: VectorSet, query: Vector, required: Iterable<number>, nprobe = DEFAULT_NPROBE): ScoredRows {
-  const { dim, data, ivf } = set;
-  if (!ivf || query.length !== dim) return { rows: Int32Array.from({ length: set.count }, (_, r) => r), cosines: similarities(set, query) };
-  const wanted = new Uint8Array(set.count);
-  for (const r of required) if (r >= 0 && r < set.count) wanted[r] = 1;
-  for (const l of probeLists(ivf, query, dim, nprobe)) for (let m = ivf.offsets[l]!; m < ivf.offsets[l + 1]!; m++) wanted[ivf.members[m]!] = 1;
-  let n = 0;
-  for (let r = 0; r < set.count; r++) n += wanted[r]!;
-  const rows = new Int32Array(n);
-  const cosines = new Float32Array(n);
-  for (let r = 0, i = 0; r < set.count; r++) {
-    if (!wanted[r]) continue;
-    rows[i] = r;
-    cosines[i++] = dotRow(data, r, query, dim);
+  for (let r = 0; r < set.count; r++) {
+    const base = r * dim;
+    let sum = 0;
+    for (let i = 0; i < dim; i++) sum += data[base + i]! * query[i]!;
+    out[r] = sum;
   }
-  return { rows, cosines };
+  return out;
 }
 
 export function embeddingText(section: Section): string {
@@ -106,8 +68,17 @@ interface Build {
   failedAt?: number;
 }
 
-/** Per snapshot (KB version + asset set) and embedding model: the section vectors of one instance. */
-const builds = new WeakMap<object, Map<string, Build>>();
+/** One app instance's embeddings (src/services/kb/runtime.ts). */
+export interface EmbeddingState {
+  /** Per snapshot (KB version + asset set) and embedding model: the section vectors. */
+  readonly builds: WeakMap<object, Map<string, Build>>;
+  /** Until when questions skip their embedding after one failed (epoch ms). */
+  queryRestUntil: number;
+}
+
+export function createEmbeddingState(): EmbeddingState {
+  return { builds: new WeakMap(), queryRestUntil: 0 };
+}
 
 export interface SectionVectorsOptions {
   inference: InferenceClient;
@@ -122,8 +93,9 @@ export interface SectionVectorsOptions {
  * after a failure) their build in the background: BM25 serves at once and the blend switches on
  * when the vectors arrive. Batches go one after another so a rebuild never floods the host.
  */
-export function sectionVectors(snapshot: object, sections: readonly Section[], options: SectionVectorsOptions): VectorSet | undefined {
+export function sectionVectors(state: EmbeddingState, snapshot: object, sections: readonly Section[], options: SectionVectorsOptions): VectorSet | undefined {
   const { inference, clock } = options;
+  const { builds } = state;
   const model = inference.embedModel;
   if (!model || !inference.embed || sections.length === 0) return undefined;
   let perModel = builds.get(snapshot);
@@ -144,7 +116,7 @@ export function sectionVectors(snapshot: object, sections: readonly Section[], o
       const { embeddings } = await inference.embed!({ input: batch });
       for (const e of embeddings) vectors.push(unit(e));
     }
-    build.vectors = await packVectorsInChunks(vectors);
+    build.vectors = packVectors(vectors);
     options.logger?.info("section embeddings ready", { model, sections: sections.length, ms: clock.now() - now });
   })().catch((err: unknown) => {
     build.failedAt = clock.now();
@@ -156,12 +128,16 @@ export function sectionVectors(snapshot: object, sections: readonly Section[], o
 
 /** After a question's embedding failed, questions skip it for this long rather than each wait out the timeout. */
 const QUERY_REST_MS = 30_000;
-const queryRestUntil = new WeakMap<InferenceClient, number>();
 
 /** The question's vector within `timeoutMs`, or undefined on any failure (retrieval then uses BM25 alone). */
-export async function queryVector(inference: InferenceClient, query: string, options: { clock: Clock; timeoutMs: number; signal?: AbortSignal }): Promise<Vector | undefined> {
+export async function queryVector(
+  state: EmbeddingState,
+  inference: InferenceClient,
+  query: string,
+  options: { clock: Clock; timeoutMs: number; signal?: AbortSignal },
+): Promise<Vector | undefined> {
   if (!inference.embedModel || !inference.embed) return undefined;
-  if ((queryRestUntil.get(inference) ?? 0) > options.clock.now()) return undefined;
+  if (state.queryRestUntil > options.clock.now()) return undefined;
   // One deadline over every host attempt, as the caller's abort: an embedding slower than the
   // question can wait for is not a host failure, so it must not cool the host down for chat.
   const deadline = AbortSignal.timeout(options.timeoutMs);
@@ -169,7 +145,7 @@ export async function queryVector(inference: InferenceClient, query: string, opt
     const { embeddings } = await inference.embed({ input: [query], signal: options.signal ? AbortSignal.any([options.signal, deadline]) : deadline });
     return embeddings[0] ? unit(embeddings[0]) : undefined;
   } catch {
-    if (!options.signal?.aborted) queryRestUntil.set(inference, options.clock.now() + QUERY_REST_MS);
+    if (!options.signal?.aborted) state.queryRestUntil = options.clock.now() + QUERY_REST_MS;
     return undefined;
   }
 }

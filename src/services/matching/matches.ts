@@ -6,7 +6,7 @@ import type { KeyValueStore } from "../../kv/port";
 import type { IdGenerator } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
 import { CARD_COLUMNS, cardFromRow, type CardColumns, type ProfileCard } from "../profiles/card";
-import { blockedEitherWay, noBlockBetween } from "../safety/blocks";
+import { noBlockBetween } from "../safety/blocks";
 import type { Tx } from "../wallet/ledger";
 import { PAIR_LOCK_CLASS, notify, storeEvents, type NewEvent } from "./events";
 
@@ -28,19 +28,6 @@ export interface MatchingContext {
 export async function lockPair(tx: Tx, a: string, b: string): Promise<void> {
   const [low, high] = a < b ? [a, b] : [b, a];
   await tx.execute(sql`select pg_advisory_xact_lock(${PAIR_LOCK_CLASS}, hashtext(${`${low}|${high}`}))`);
-}
-
-/**
- * 404 unless the other person exists, has not hidden their profile and no block stands between
- * the two: a hidden member answers exactly as someone who does not exist, so a like or a wink
- * cannot tell that a hidden account is there.
- */
-export async function assertReachable(tx: Tx, actorId: string, otherId: string, what = "user"): Promise<void> {
-  const [row] = await queryRows<{ one: number }>(
-    tx as unknown as Db,
-    sql`select 1 as one from users u where u.id = ${otherId} and not exists (select 1 from profiles p where p.user_id = u.id and p.visibility = 'hidden')`,
-  );
-  if (!row || (await blockedEitherWay(tx, actorId, otherId))) throw new ApiError("not_found", `no such ${what}`);
 }
 
 export interface MatchOutcome {

@@ -4,7 +4,8 @@ import { PG, pgError } from "../../db/errors";
 import { queryRows } from "../../db/rows";
 import { ApiError } from "../../errors";
 import type { Tier } from "../tiers/port";
-import { assertReachable, createMatch, lockPair, withEvents, type MatchingContext } from "./matches";
+import { assertReachable } from "../safety/visibility";
+import { createMatch, lockPair, withEvents, type MatchingContext } from "./matches";
 import { assertNotSelf, sendWinkInTx } from "./winks";
 
 export type SwipeAction = "like" | "pass" | "wink";

@@ -9,7 +9,8 @@ import type { Tier } from "../tiers/port";
 import type { Tx } from "../wallet/ledger";
 import type { NewEvent } from "./events";
 import { CARD_COLUMNS, cardFromRow, type CardColumns } from "../profiles/card";
-import { assertReachable, createMatch, lockPair, viewerPosition, withEvents, type MatchingContext } from "./matches";
+import { assertReachable } from "../safety/visibility";
+import { createMatch, lockPair, viewerPosition, withEvents, type MatchingContext } from "./matches";
 
 /** Winks a standard-tier person may send per UTC day; paid tiers have no cap. */
 export const DAILY_WINK_CAP = 10;

@@ -1,8 +1,6 @@
-import type { Context } from "hono";
 import type { Config } from "../../config";
 import type { Db } from "../../db/port";
 import type { AppDeps } from "../../deps";
-import type { AppEnv } from "../../http/env";
 
 export type Provider = "card-a" | "card-b" | "crypto" | "mobile-money";
 
@@ -20,13 +18,7 @@ export interface PaymentDeps {
   idempotencyKey?: string;
 }
 
-export function paymentDeps(c: Context<AppEnv>): PaymentDeps {
-  const { deps, db } = c.var;
-  const idempotencyKey = c.get("idempotency")?.key;
-  return { db, config: deps.config, fetch: deps.fetch, clock: deps.clock, ids: deps.ids, random: deps.random, kv: deps.kv, logger: deps.logger, ...(idempotencyKey ? { idempotencyKey } : {}) };
-}
-
-/** The same from the app's deps and a session of its own (the scheduled reconciliation). */
+/** The same from the app's deps and a session of its own (the scheduled reconciliation; requests: src/http/service-context.ts). */
 export function paymentDepsOf(deps: AppDeps, db: Db): PaymentDeps {
   return { db, config: deps.config, fetch: deps.fetch, clock: deps.clock, ids: deps.ids, random: deps.random, kv: deps.kv, logger: deps.logger };
 }

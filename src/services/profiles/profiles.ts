@@ -9,7 +9,7 @@ import { ApiError, type FieldIssue } from "../../errors";
 import type { KeyValueStore } from "../../kv/port";
 import type { Logger } from "../../platform/logger";
 import { noteProfileChange } from "../ai/context-cache";
-import { noBlockBetween } from "../safety/blocks";
+import { noSuchMember, visibleTo } from "../safety/visibility";
 import { ageOn, toCard, type ProfileCard } from "./card";
 import { parseUrl } from "../../platform/url";
 
@@ -293,7 +293,8 @@ async function saveProfile(ctx: ProfileContext, actor: Principal, body: ProfileI
 /**
  * Another person's card: an age instead of the birth date, a city and a rounded distance instead
  * of a position, never an email. Hidden profiles, a block in either direction, an unknown user
- * and a user without a profile all answer the same 404, so none of them can be told apart.
+ * and a user without a profile all answer the same 404 (safety/visibility.ts), so none of them can
+ * be told apart.
  */
 export async function getCard(ctx: ProfileContext, viewer: Principal, targetId: string): Promise<ProfileCard> {
   const v = alias(profiles, "viewer_profile");
@@ -304,10 +305,10 @@ export async function getCard(ctx: ProfileContext, viewer: Principal, targetId: 
     .where(
       and(
         eq(profiles.userId, targetId),
-        or(eq(profiles.userId, viewer.userId), and(eq(profiles.visibility, "visible"), noBlockBetween(viewer.userId, sql`${profiles.userId}`))),
+        or(eq(profiles.userId, viewer.userId), visibleTo(viewer.userId, sql`${profiles.userId}`)),
       ),
     )
     .limit(1);
-  if (!hit) throw new ApiError("not_found", "no such profile");
+  if (!hit) throw noSuchMember("profile");
   return toCard(hit.profile, { latitude: hit.viewerLatitude, longitude: hit.viewerLongitude }, ctx.now);
 }

@@ -6,10 +6,11 @@ import type { Logger } from "../../platform/logger";
 import type { Random } from "../../platform/ids";
 import { languageName, type LanguageCode } from "../ai/languages";
 import { createFence, echoesPrompt, InferenceError, type InferenceClient } from "../inference";
+import { choicesOf } from "../inference/choices";
 import type { Hit } from "../kb/retrieval";
 import { categoryOf, type Section, type SupportCategory } from "../kb/sections";
 import type { KbCache } from "../kb/snapshot";
-import { queryVector, sectionVectors } from "../kb/vectors";
+import { queryVector, sectionVectors, type EmbeddingState } from "../kb/vectors";
 import type { Clock } from "../../platform/clock";
 import { escalationReasons, SAFETY_REASONS, type EscalationReason } from "./escalation";
 import { phrasesFor } from "./phrases";
@@ -53,6 +54,8 @@ export interface SupportContext {
   signal?: AbortSignal;
   /** Blended retrieval when the inference client has an embedding model; BM25 alone without this. */
   embeddings?: {
+    /** The app instance's section and question embeddings. */
+    state: EmbeddingState;
     clock: Clock;
     /** The longest the question waits for its own vector. */
     timeoutMs: number;
@@ -65,13 +68,27 @@ export interface SupportContext {
 export const SECTIONS_FOR_MODEL = 4;
 const MAX_SECTION_CHARS = 2_500;
 
-const ModelAnswer = z.object({
-  response: z.string().min(1).max(4_000),
-  citations: z.array(z.string().max(200)).max(8),
-  escalate: z.boolean(),
-  ticketHint: z.string().max(300),
-});
-type ModelAnswer = z.infer<typeof ModelAnswer>;
+/** The section labels the model sees for `count` retrieved sections: S1…Sn. */
+const labelsFor = (count: number) => Array.from({ length: count }, (_, i) => `S${i + 1}`);
+
+/**
+ * The model's answer for one request. Its citations are an enum of the labels of the sections
+ * shown, so a host that enforces the schema can only cite those; whatever else a host writes is
+ * resolved to a shown section (its label, title or id) or dropped.
+ */
+function modelAnswerSchema(hits: Hit[]) {
+  const labels = labelsFor(hits.length);
+  return z.object({
+    response: z.string().min(1).max(4_000),
+    citations: choicesOf(labels, 8, (ref) => {
+      const section = resolveCitation(ref, hits);
+      return section ? labels[hits.findIndex((h) => h.section === section)] : undefined;
+    }),
+    escalate: z.boolean(),
+    ticketHint: z.string().max(300),
+  });
+}
+type ModelAnswer = z.infer<ReturnType<typeof modelAnswerSchema>>;
 
 const oneLine = (text: string, max: number) => {
   const flat = text.replace(/\s+/g, " ").trim();
@@ -129,7 +146,8 @@ const cite = (s: Section): Citation => ({ title: s.title, source: s.source });
 
 /**
  * Answers a member's support question from the knowledge base: retrieve the best sections, let
- * the model answer from them alone (citations it invents are dropped), and fall back to a
+ * the model answer from them alone (the schema lets it cite only those; anything else a host
+ * writes is dropped), and fall back to a
  * deterministic answer built from the best section whenever the model cannot answer.
  */
 export async function answerSupport(ctx: SupportContext, actor: Principal, question: SupportQuestion): Promise<{ answer: SupportAnswer; via: "model" | "fallback" }> {
@@ -148,8 +166,8 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
     try {
       const model = await askModel(ctx, question, hits, reasons);
       const used = new Map<string, Section>();
-      for (const ref of model.citations) {
-        const section = resolveCitation(ref, hits);
+      for (const label of model.citations) {
+        const section = resolveCitation(label, hits);
         if (section) used.set(section.id, section);
       }
       const allReasons: EscalationReason[] = model.escalate ? [...reasons, "model"] : reasons;
@@ -181,9 +199,9 @@ export async function answerSupport(ctx: SupportContext, actor: Principal, quest
  */
 async function semanticFor(ctx: SupportContext, sections: Section[], snapshot: object, searchText: string) {
   if (!ctx.embeddings || !ctx.inference.embedModel) return undefined;
-  const vectors = sectionVectors(snapshot, sections, { inference: ctx.inference, clock: ctx.embeddings.clock, logger: ctx.logger, background: ctx.embeddings.background });
+  const vectors = sectionVectors(ctx.embeddings.state, snapshot, sections, { inference: ctx.inference, clock: ctx.embeddings.clock, logger: ctx.logger, background: ctx.embeddings.background });
   if (!vectors) return undefined;
-  const query = await queryVector(ctx.inference, searchText, { clock: ctx.embeddings.clock, timeoutMs: ctx.embeddings.timeoutMs, signal: ctx.signal });
+  const query = await queryVector(ctx.embeddings.state, ctx.inference, searchText, { clock: ctx.embeddings.clock, timeoutMs: ctx.embeddings.timeoutMs, signal: ctx.signal });
   return query ? { vectors, sections, query } : undefined;
 }
 
@@ -254,7 +272,7 @@ async function askModel(ctx: SupportContext, question: SupportQuestion, hits: Hi
       { role: "system", content: system },
       { role: "user", content: user },
     ],
-    schema: ModelAnswer,
+    schema: modelAnswerSchema(hits),
     check: (value) => echoesPrompt(value, system, fence.tag),
     signal: ctx.signal,
     timeoutMs: ctx.timeoutMs,

@@ -1,6 +1,6 @@
 import type { Hit, SectionIndex } from "../kb/retrieval";
 import type { Section } from "../kb/sections";
-import { candidateSimilarities, type Vector, type VectorSet } from "../kb/vectors";
+import { similarities, type Vector, type VectorSet } from "../kb/vectors";
 
 /**
  * Below this share of the top score a section is noise: it shares a word or two with the
@@ -56,10 +56,9 @@ export function relevantHits(index: SectionIndex, query: string, limit: number, 
 
   const scored: Hit[] = [];
   const { sections } = semantic;
-  const rowOf = sectionRows(sections);
-  const { rows, cosines } = candidateSimilarities(semantic.vectors, semantic.query, [...lexicalShare.keys()].map((s) => rowOf.get(s) ?? -1));
-  for (let i = 0; i < rows.length; i++) {
-    const section = sections[rows[i]!];
+  const cosines = similarities(semantic.vectors, semantic.query);
+  for (let i = 0; i < cosines.length; i++) {
+    const section = sections[i];
     if (!section) continue;
     const cos = cosines[i] ?? 0;
     const share = lexicalShare.get(section);
@@ -69,12 +68,4 @@ export function relevantHits(index: SectionIndex, query: string, limit: number, 
   }
   scored.sort((a, b) => b.score - a.score);
   return scored.slice(0, limit);
-}
-
-/** Section → its row in the vector set, built once per section list (a snapshot's sections never change). */
-const rowsBySections = new WeakMap<readonly Section[], Map<Section, number>>();
-function sectionRows(sections: readonly Section[]): Map<Section, number> {
-  let rows = rowsBySections.get(sections);
-  if (!rows) rowsBySections.set(sections, (rows = new Map(sections.map((s, i) => [s, i]))));
-  return rows;
 }

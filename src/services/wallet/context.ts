@@ -1,6 +1,4 @@
-import type { Context } from "hono";
 import type { Db } from "../../db/port";
-import type { AppEnv } from "../../http/env";
 import type { IdGenerator } from "../../platform/ids";
 import type { IdempotencyHandle } from "../idempotency/keys";
 
@@ -11,9 +9,4 @@ export interface MoneyContext {
   now: number;
   maxTransfer: number;
   idempotency?: IdempotencyHandle;
-}
-
-export function moneyContext(c: Context<AppEnv>): MoneyContext {
-  const { db, deps } = c.var;
-  return { db, ids: deps.ids, now: deps.clock.now(), maxTransfer: deps.config.WALLET_MAX_TRANSFER, idempotency: c.var.idempotency };
 }

@@ -4,6 +4,7 @@ import { PG, pgError } from "../../db/errors";
 import { preparedRows, queryRows } from "../../db/rows";
 import { ledgerAccounts, ledgerPostings, ledgerTransactions } from "../../db/schema";
 import { ApiError } from "../../errors";
+import { noSuchMember, reachableBy } from "../safety/visibility";
 import type { IdGenerator } from "../../platform/ids";
 
 /** System accounts seeded by migration 0003. */
@@ -111,7 +112,7 @@ function isOverdraft(err: unknown): boolean {
 function ledgerRefusal(err: unknown): never {
   if (isOverdraft(err)) throw new ApiError("insufficient_funds", "not enough coins");
   const pg = pgError(err);
-  if (pg.code === PG.foreignKeyViolation) throw new ApiError("not_found", "no such user");
+  if (pg.code === PG.foreignKeyViolation) throw noSuchMember();
   if (pg.code === PG.lockNotAvailable) {
     throw new ApiError("service_unavailable", "a wallet of this transfer is busy; retry shortly", { cause: err, headers: { "retry-after": "1" } });
   }
@@ -135,15 +136,20 @@ export interface TransferInput {
  * creates a first wallet where one is missing, refuses an unknown recipient and people of whom
  * one blocked the other (404: a transfer's note is a message), and waits at most 2 s for a wallet
  * another transaction holds (503, retry); the posting trigger refuses an overdraft (422). A named
- * prepared statement, so each pooled connection parses it once.
+ * prepared statement, so each pooled connection parses it once. The same statement first asks the
+ * shared visibility rule (safety/visibility.ts): a hidden recipient, or one with a block between the
+ * two, answers the 404 of an unknown id and the function is never called.
  */
 export async function postTransfer(db: Db | Tx, input: TransferInput, ids: IdGenerator): Promise<number> {
   try {
     const [row] = await preparedRows<{ balance: string }>(
       db as Db,
-      sql`select ledger_transfer(${input.id}, ${input.fromUserId}, ${input.toUserId}, ${input.amount}::bigint, ${input.note}, ${input.at}::timestamptz, ${ids.next("wal")}, ${ids.next("wal")})::text as balance`,
+      sql`select case when ${reachableBy(input.fromUserId, input.toUserId)}
+          then ledger_transfer(${input.id}, ${input.fromUserId}, ${input.toUserId}, ${input.amount}::bigint, ${input.note}, ${input.at}::timestamptz, ${ids.next("wal")}, ${ids.next("wal")})::text
+          end as balance`,
     );
-    return Number(row?.balance);
+    if (row?.balance == null) throw noSuchMember();
+    return Number(row.balance);
   } catch (err) {
     ledgerRefusal(err);
   }
