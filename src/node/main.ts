@@ -4,6 +4,7 @@ import { runPrimary } from "./primary";
 import { runServer } from "./server";
 import { nodeWebConfig } from "./web-config";
 import { runWebServer } from "./web-server";
+import { createWebLogger } from "../web/logger";
 import { configuredSecrets, createJsonLogger } from "../platform/logger";
 
 /**
@@ -25,9 +26,9 @@ async function main(): Promise<void> {
   }
   // The web app runs once, in the first process (the sole server or the cluster's primary).
   if (cluster.isPrimary) {
-    const logger = createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) });
-    if ("off" in web) logger.warn(`web app off: ${web.off}`);
+    if ("off" in web) createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) }).warn(`web app off: ${web.off}`);
     else {
+      const logger = createWebLogger(web.config, { extraSecrets: configuredSecrets(config) });
       const served = await runWebServer(web.config, { logger, apiUrl: web.apiUrl, host: config.HOST });
       logger.info("web app listening", { url: served.url, origin: web.config.WEB_ORIGIN, api: web.apiUrl });
     }

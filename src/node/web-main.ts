@@ -1,5 +1,6 @@
 import { ConfigError, parseConfig } from "../config";
-import { configuredSecrets, createJsonLogger } from "../platform/logger";
+import { configuredSecrets } from "../platform/logger";
+import { createWebLogger } from "../web/logger";
 import { nodeWebConfig } from "./web-config";
 import { runWebServer } from "./web-server";
 
@@ -20,11 +21,11 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createJsonLogger({ level: api.LOG_LEVEL, secrets: configuredSecrets(api) });
   if ("off" in web) {
     console.error(`web app off: ${web.off}`);
     process.exit(1);
   }
+  const logger = createWebLogger(web.config, { extraSecrets: configuredSecrets(api) });
   const served = await runWebServer(web.config, { logger, apiUrl: web.apiUrl, host: api.HOST });
   logger.info("web app listening", { url: served.url, origin: web.config.WEB_ORIGIN, api: web.apiUrl });
   const stop = () => void served.close().then(() => process.exit(0));
