@@ -5,6 +5,7 @@ import { runServer } from "./server";
 import { nodeWebConfig } from "./web-config";
 import { runWebServer } from "./web-server";
 import { createWebLogger } from "../web/logger";
+import { startDevSignIn } from "./dev-sign-in";
 import { configuredSecrets, createJsonLogger } from "../platform/logger";
 
 /**
@@ -29,6 +30,10 @@ async function main(): Promise<void> {
     if ("off" in web) createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) }).warn(`web app off: ${web.off}`);
     else {
       const logger = createWebLogger(web.config, { extraSecrets: configuredSecrets(config) });
+      if (web.devSignIn) {
+        const signIn = await startDevSignIn(config, web.config.WEB_ORIGIN);
+        logger.warn("no identity provider configured: the web app signs members in at the development issuer (any name, no password)", { issuer: signIn.issuer });
+      }
       const served = await runWebServer(web.config, { logger, apiUrl: web.apiUrl, host: config.HOST });
       logger.info("web app listening", { url: served.url, origin: web.config.WEB_ORIGIN, api: web.apiUrl });
     }

@@ -33,7 +33,8 @@ describe("the web app's configuration", () => {
 
   it("on Node: off without an issuer and client, loopback defaults outside production, API_URL required in production", () => {
     const api = parseConfig({ NODE_ENV: "development", PORT: "9100" });
-    expect(nodeWebConfig({}, api)).toHaveProperty("off");
+    expect(nodeWebConfig({}, api)).toMatchObject({ devSignIn: true, config: { OIDC_ISSUER: "http://127.0.0.1:9102", OIDC_CLIENT_ID: "web-dev" } });
+    expect(nodeWebConfig({ OIDC_ISSUER: BASE.OIDC_ISSUER }, api)).toHaveProperty("off");
     const on = nodeWebConfig({ OIDC_ISSUER: BASE.OIDC_ISSUER, OIDC_CLIENT_ID: "web", WEB_COOKIE_SECRET: BASE.WEB_COOKIE_SECRET }, api);
     expect(on).toMatchObject({ config: { WEB_ORIGIN: "http://127.0.0.1:8788" }, apiUrl: "http://127.0.0.1:9100" });
     const prod = parseConfig({ NODE_ENV: "production", OIDC_ISSUER: BASE.OIDC_ISSUER, OIDC_AUDIENCE: "api" });
