@@ -6,6 +6,7 @@ import { requestIdFor } from "../src/http/middleware";
 import { systemClock } from "../src/platform/clock";
 import { createIdGenerator, webRandom } from "../src/platform/ids";
 import { createJsonLogger, type LogLevel } from "../src/platform/logger";
+import { createWebLogger } from "../src/web/logger";
 import { createWebApp, type WebApp } from "../src/web/app";
 import { parseWebConfig } from "../src/web/config";
 import type { WebDeps } from "../src/web/deps";
@@ -58,7 +59,7 @@ async function build(env: WebWorkerEnv): Promise<State> {
     config,
     clock: systemClock,
     ids,
-    logger: createJsonLogger({ level: config.LOG_LEVEL }),
+    logger: createWebLogger(config),
     fetch,
     api: (path, init) => api.fetch(new Request(`${API_BINDING_ORIGIN}${path}`, init)),
   };

@@ -11,6 +11,7 @@ import { createRedisStore } from "./kv-redis";
 import { createOidcVerifier, type TokenVerifier } from "../auth/tokens";
 import type { Clock } from "../platform/clock";
 import { createDevVerifier } from "./dev-issuer";
+import { devSignInIssuer } from "./dev-sign-in";
 import { blobDirectory, createFileBlobStore } from "./file-blob-store";
 import { systemResolver } from "./dns-resolver";
 import { createLookupFetch } from "./asset-fetch";
@@ -51,7 +52,7 @@ export async function openTokenVerifier(config: Config, kv: KeyValueStore, clock
     });
   }
   logger.warn("OIDC_ISSUER is not set: trusting the local development issuer (npm run token -- <userId> [--admin])");
-  return createDevVerifier(config, clock);
+  return createDevVerifier(config, clock, devSignInIssuer(config));
 }
 
 /** Builds the Node deps from validated config; the caller owns close(). */

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { SignJWT, decodeJwt, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Config } from "../config";
 import { createLocalVerifier, type TokenVerifier } from "../auth/tokens";
 import type { Clock } from "../platform/clock";
@@ -31,7 +31,7 @@ function keyPath(config: Config): string {
   return resolve(config.DATA_DIR, "dev-issuer-key.json");
 }
 
-async function loadOrCreateKey(config: Config): Promise<StoredKey> {
+export async function loadOrCreateKey(config: Config): Promise<StoredKey> {
   const path = keyPath(config);
   if (existsSync(path)) return JSON.parse(readFileSync(path, "utf8")) as StoredKey;
   const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
@@ -51,10 +51,30 @@ export function devAudience(config: Config): string {
   return config.OIDC_AUDIENCE ?? DEV_AUDIENCE_DEFAULT;
 }
 
-export async function createDevVerifier(config: Config, clock: Clock): Promise<TokenVerifier> {
+/**
+ * Trusts the development key under either issuer name: `npm run token`'s and the development
+ * sign-in's (an OpenID issuer needs a URL; see dev-sign-in.ts). The token's `iss` picks the
+ * verifier, which then checks it like any other.
+ */
+export async function createDevVerifier(config: Config, clock: Clock, signInIssuer?: string): Promise<TokenVerifier> {
   assertDevIssuerAllowed(config);
   const key = await loadOrCreateKey(config);
-  return createLocalVerifier({ issuer: DEV_ISSUER, audience: devAudience(config), rolesClaim: config.OIDC_ROLES_CLAIM, clock, jwks: { keys: [key.publicJwk] } });
+  const forIssuer = (issuer: string) => createLocalVerifier({ issuer, audience: devAudience(config), rolesClaim: config.OIDC_ROLES_CLAIM, clock, jwks: { keys: [key.publicJwk] } });
+  const cli = forIssuer(DEV_ISSUER);
+  if (!signInIssuer) return cli;
+  const signIn = forIssuer(signInIssuer);
+  return {
+    issuer: DEV_ISSUER,
+    verify(token) {
+      let iss: unknown;
+      try {
+        iss = decodeJwt(token).iss;
+      } catch {
+        // Not a JWT: the verifier below rejects it with its reason.
+      }
+      return (iss === signInIssuer ? signIn : cli).verify(token);
+    },
+  };
 }
 
 export async function signDevToken(config: Config, input: { userId: string; admin: boolean; email?: string; ttlSeconds?: number }): Promise<string> {

@@ -42,8 +42,11 @@ const SECRET_SHAPES: readonly [RegExp, string][] = [
   [/[0-9a-fA-F]{32,}/g, "[redacted-hex]"],
   // The user and password of a URL (a database or upstream URL in a driver's message).
   [/\/\/[^/?#@\s]*@/g, "//[redacted]@"],
+  // The web app's cookies by name (a Cookie or Set-Cookie line quoted in a message): the session
+  // and refresh cookies carry the member's tokens, the sign-in cookie the PKCE verifier.
+  [/\b((?:__Host-|__Secure-)?(?:session|refresh|signin))=[^;\s"',&]+/gi, "$1=[redacted]"],
   // A query or form parameter named like a credential: ?token=…, &api_key=…, sig=….
-  [/\b([A-Za-z_-]*(?:token|secret|password|passkey|api[-_]?key|signature)|key|sig)=[^&\s"',;]+/gi, "$1=[redacted]"],
+  [/\b([A-Za-z_-]*(?:token|secret|password|passkey|api[-_]?key|signature)|key|sig|code_verifier)=[^&\s"',;]+/gi, "$1=[redacted]"],
   // The same inside JSON quoted in a message (a provider's error body): "client_secret": "…".
   [/("[^"]*(?:authorization|token|secret|password|passkey|api[-_]?key|signature)[^"]*"\s*:\s*)"(?:[^"\\]|\\.)*"/gi, '$1"[redacted]"'],
 ];

@@ -116,6 +116,39 @@ class CookieJar {
   }
 }
 
+/**
+ * Plays the browser from an authorization URL through an `oidc-provider`'s development login and
+ * consent forms (any password passes) and returns the URL it finally sends the browser to: the
+ * client's redirect URI with `code` and `state`, or with `error`.
+ */
+export async function followAuthorization(authorizationUrl: string, accountId: string, redirectUri: string, serverErrors: () => string = () => ""): Promise<URL> {
+  const jar = new CookieJar();
+  let next: { url: URL; init: RequestInit } = { url: new URL(authorizationUrl), init: { method: "GET" } };
+  for (let step = 0; step < 20; step += 1) {
+    const res = await fetch(next.url, { ...next.init, redirect: "manual", headers: { ...(next.init.headers as Record<string, string>), cookie: jar.header() } });
+    jar.store(res);
+    const location = res.headers.get("location");
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.body?.cancel();
+      const target = new URL(location, next.url);
+      if (target.href.startsWith(redirectUri)) return target;
+      next = { url: target, init: { method: "GET" } };
+      continue;
+    }
+    const html = await res.text();
+    if (res.status !== 200) throw new Error(`interaction answered ${res.status}: ${html.replace(/<style[\s\S]*?<\/style>/, "").slice(0, 1500)} ${serverErrors()}`);
+    // A login or consent page: fill in the login and submit.
+    const { action, fields } = parseForm(html);
+    if (fields.has("login")) fields.set("login", accountId);
+    if (fields.has("password")) fields.set("password", "any-password");
+    next = {
+      url: new URL(action, next.url),
+      init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams([...fields]).toString() },
+    };
+  }
+  throw new Error("the authorization flow did not reach the redirect URI");
+}
+
 export async function startOidcProvider(options: { audience: string; webClient?: WebClientOptions; accessTokenTtlSeconds?: number; port?: number }): Promise<OidcProviderHandle> {
   const { audience, webClient } = options;
   const revoked: string[] = [];
@@ -240,31 +273,7 @@ export async function startOidcProvider(options: { audience: string; webClient?:
 
   async function authorize(authorizationUrl: string, accountId: string, opts: { email?: string; roles?: string[] } = {}, redirectUri = webClient?.redirectUri ?? REDIRECT_URI): Promise<URL> {
     if (!accounts.has(accountId) || opts.email || opts.roles) accounts.set(accountId, { email: opts.email ?? `${accountId}@example.test`, roles: opts.roles ?? [] });
-    const jar = new CookieJar();
-    let next: { url: URL; init: RequestInit } = { url: new URL(authorizationUrl), init: { method: "GET" } };
-    for (let step = 0; step < 20; step += 1) {
-      const res = await fetch(next.url, { ...next.init, redirect: "manual", headers: { ...(next.init.headers as Record<string, string>), cookie: jar.header() } });
-      jar.store(res);
-      const location = res.headers.get("location");
-      if (res.status >= 300 && res.status < 400 && location) {
-        await res.body?.cancel();
-        const target = new URL(location, next.url);
-        if (target.href.startsWith(redirectUri)) return target;
-        next = { url: target, init: { method: "GET" } };
-        continue;
-      }
-      const html = await res.text();
-      if (res.status !== 200) throw new Error(`interaction answered ${res.status}: ${html.slice(0, 500)} ${serverErrors.map(String).join("; ")}`);
-      // A login or consent page: fill in the login (any password passes the dev interaction) and submit.
-      const { action, fields } = parseForm(html);
-      if (fields.has("login")) fields.set("login", accountId);
-      if (fields.has("password")) fields.set("password", "any-password");
-      next = {
-        url: new URL(action, next.url),
-        init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams([...fields]).toString() },
-      };
-    }
-    throw new Error("the authorization flow did not reach the redirect URI");
+    return followAuthorization(authorizationUrl, accountId, redirectUri, () => serverErrors.map(String).join("; "));
   }
 
   return {

@@ -3,7 +3,7 @@ import { parseWebConfig } from "../../src/web/config";
 import type { WebDeps } from "../../src/web/deps";
 import type { Clock } from "../../src/platform/clock";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
-import { createJsonLogger } from "../../src/platform/logger";
+import { createWebLogger } from "../../src/web/logger";
 
 export const WEB_COOKIE_SECRET = "web-cookie-secret-for-tests-0123456789abcdef";
 
@@ -29,7 +29,7 @@ export async function buildTestWeb(options: { env: Record<string, string>; clock
     config,
     clock: options.clock,
     ids: createIdGenerator(options.clock, webRandom),
-    logger: createJsonLogger({ level: "debug", sink: (line) => logs.push(JSON.parse(line) as Record<string, unknown>), clock: () => options.clock.now() }),
+    logger: createWebLogger(config, { sink: (line) => logs.push(JSON.parse(line) as Record<string, unknown>), clock: () => options.clock.now() }),
     fetch: fetchCounted,
     api: options.api,
   };
