@@ -32,6 +32,7 @@ import { createKbRuntime } from "./services/kb/runtime";
 import { agentsHostOnly } from "./http/agents-host";
 import { serveOpenApiDocument } from "./http/openapi-document";
 import { aiAgentRoutes } from "./routes/ai-agents";
+import { workflowRoutes } from "./routes/workflows";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", paymentRoutes);
   app.route("/", paymentWebhookRoutes);
   app.route("/", kbRoutes);
+  app.route("/", workflowRoutes);
   app.route("/", voiceRoutes);
   app.route("/", agentRoutes);
   app.route("/", aiAgentRoutes);
