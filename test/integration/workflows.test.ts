@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { buildTestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { json, newUser } from "../support/users";
+import { n8nWorkflowProblems } from "../support/n8n-workflow-schema";
 import { sampleWorkflow, saveWorkflow } from "../support/workflows";
 
 const env = useTestEnvironment();
@@ -17,6 +18,9 @@ describe("messaging workflows: drafts", () => {
     expect(first.workflowId).toMatch(/^wfl_/);
     expect(first.nodes).toEqual(sampleWorkflow().nodes);
     expect(first.edges).toEqual(sampleWorkflow().edges);
+    // Drafts compile without an engine configured; the preview is a body n8n accepts.
+    expect(n8nWorkflowProblems(first.compiled)).toEqual([]);
+    expect((first.compiled as { name: string }).name).toBe("first");
 
     const read = await t.request(`${BASE}/${first.workflowId}`, { headers: admin.headers });
     expect(read.status).toBe(200);

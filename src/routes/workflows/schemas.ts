@@ -60,3 +60,22 @@ export const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50).optional(),
   cursor: z.string().max(200).optional(),
 });
+
+export const CompiledWorkflow = z
+  .object({
+    name: z.string(),
+    nodes: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        type: z.string(),
+        typeVersion: z.number(),
+        position: z.array(z.number()),
+        parameters: z.record(z.string(), z.unknown()),
+        credentials: z.record(z.string(), z.object({ name: z.string() })).optional(),
+      }),
+    ),
+    connections: z.record(z.string(), z.object({ main: z.array(z.array(z.object({ node: z.string(), type: z.literal("main"), index: z.number().int() }))) })),
+    settings: z.object({ executionOrder: z.literal("v1") }),
+  })
+  .openapi("CompiledWorkflow", { description: "The n8n workflow body exactly as its public API takes it (POST/PUT /api/v1/workflows)" });
