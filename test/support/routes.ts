@@ -130,6 +130,8 @@ export const ROUTES: RouteCase[] = [
   },
   // 404: no workflow sample_workflowId.
   { method: "GET", template: "/api/v1/messaging/workflows/{workflowId}", access: "admin", expect: 404 },
+  // 404: no workflow sample_workflowId.
+  { method: "POST", template: "/api/v1/messaging/workflows/{workflowId}/sync", access: "admin", expect: 404 },
   { method: "POST", template: "/api/v1/ai-agents/support/chat", access: "ai", body: { message: "How do I buy coins?" }, expect: 200 },
   { method: "POST", template: "/api/v1/voice/agent", access: "ai", expect: 200 },
   { method: "POST", template: "/api/v1/voice/stt", access: "ai", expect: 200 },

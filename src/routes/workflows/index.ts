@@ -6,6 +6,7 @@ import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { createWorkflow, getWorkflow, listWorkflows, summaryOf, type WorkflowRow, type WorkflowServiceDeps } from "../../services/workflows/workflows";
 import { compileWorkflow } from "../../services/workflows/compile";
+import { syncWorkflow } from "../../services/workflows/sync";
 import { compileOptionsFrom } from "../../services/workflows/engine-config";
 import { CompiledWorkflow, ListQuery, WorkflowIdParam, WorkflowInput, WorkflowList, WorkflowSummary } from "./schemas";
 
@@ -62,4 +63,22 @@ export const workflowRoutes = createRouter()
       },
     }),
     async (c) => c.json(view(c, await getWorkflow(deps(c), principalOf(c), c.req.valid("param").workflowId)), 200),
+  )
+  .openapi(
+    protectedRoute("admin", {
+      method: "post",
+      path: `${BASE}/{workflowId}/sync`,
+      tags: ["messaging workflows"],
+      summary: "Create or replace the workflow in the automation engine and activate it",
+      request: { params: WorkflowIdParam },
+      responses: {
+        200: { description: "Synced: the engine holds this version, active", content: { "application/json": { schema: Workflow } } },
+        404: { description: "No such workflow" },
+        502: { description: "The automation engine refused or failed; `details` carries its message" },
+      },
+    }),
+    async (c) => {
+      const row = await syncWorkflow({ db: c.var.db, config: c.var.deps.config, fetch: c.var.deps.fetch, now: c.var.deps.clock.now() }, principalOf(c), c.req.valid("param").workflowId);
+      return c.json(view(c, row), 200);
+    },
   );
