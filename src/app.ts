@@ -40,6 +40,7 @@ import { partnerRoutes } from "./routes/partners";
 import { partnerAdminRoutes } from "./routes/admin/partners";
 import { messagingAdminRoutes } from "./routes/admin/messaging";
 import { translationRoutes } from "./routes/translations";
+import { workflowRoutes } from "./routes/workflows";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -109,6 +110,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", paymentRoutes);
   app.route("/", paymentWebhookRoutes);
   app.route("/", kbRoutes);
+  app.route("/", workflowRoutes);
   app.route("/", voiceRoutes);
   app.route("/", agentRoutes);
   app.route("/", partnerRoutes);

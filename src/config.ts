@@ -101,6 +101,18 @@ export const configSchema = z
     BUGSINK_API_TOKEN: optional(z.string().min(1)),
     /** The longest one rollup may take reading the tracker; slower counts as unavailable. */
     BUGSINK_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(60_000), 5_000),
+    /** The automation engine (n8n): base URL of its public API; without it sync and run answer 503. */
+    N8N_URL: optional(httpUrl),
+    N8N_API_KEY: optional(z.string()),
+    /** Base of the engine's production webhooks; defaults to N8N_URL + /webhook. */
+    N8N_WEBHOOK_URL: optional(httpUrl),
+    WORKFLOW_CALLBACK_SECRET: optional(z.string().min(16, "must be at least 16 characters")),
+    /** Names of the engine's credentials the compiled nodes reference; the secrets stay in the engine. */
+    N8N_GATEWAY_CREDENTIAL: withDefault(z.string().min(1), "Messaging gateway"),
+    N8N_SMTP_CREDENTIAL: withDefault(z.string().min(1), "SMTP"),
+    /** The push/SMS/in-app gateway the engine posts messages to (`<url>/<channel>`). */
+    MESSAGING_GATEWAY_URL: optional(httpUrl),
+    MESSAGING_EMAIL_FROM: optional(z.email()),
     OBSERVABILITY_TOKEN: optional(z.string().min(16, "must be at least 16 characters")),
     AGENTS_HOST: optional(z.string()),
     /** The most coins one transfer or award may move; larger amounts answer 400. */

@@ -137,6 +137,25 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/kb/assets", access: "admin", body: { url: "http://127.0.0.1/refused" }, expect: 400 },
   // 404: no asset sample_assetId.
   { method: "DELETE", template: "/api/v1/kb/assets/{assetId}", access: "admin", expect: 404 },
+  { method: "GET", template: "/api/v1/messaging/workflows", access: "admin", expect: 200 },
+  {
+    method: "POST",
+    template: "/api/v1/messaging/workflows",
+    access: "admin",
+    body: {
+      name: "matrix",
+      nodes: [
+        { id: "t", type: "trigger", data: { event: "manual" } },
+        { id: "m", type: "send_message", data: { channel: "push", template: "Hi {{displayName}}" } },
+      ],
+      edges: [{ id: "e", source: "t", target: "m" }],
+    },
+    expect: 201,
+  },
+  // 404: no workflow sample_workflowId.
+  { method: "GET", template: "/api/v1/messaging/workflows/{workflowId}", access: "admin", expect: 404 },
+  // 404: no workflow sample_workflowId.
+  { method: "POST", template: "/api/v1/messaging/workflows/{workflowId}/sync", access: "admin", expect: 404 },
   { method: "POST", template: "/api/v1/ai-agents/support/chat", access: "ai", body: { message: "How do I buy coins?" }, expect: 200 },
   { method: "POST", template: "/api/v1/voice/agent", access: "ai", expect: 200 },
   { method: "POST", template: "/api/v1/voice/stt", access: "ai", expect: 200 },

@@ -1,0 +1,111 @@
+import { and, desc, eq, lt, or } from "drizzle-orm";
+import type { Db } from "../../db/port";
+import { messagingWorkflows } from "../../db/tables/workflows";
+import { ApiError } from "../../errors";
+import { assertAdmin, type Principal } from "../../auth/principal";
+import type { IdGenerator } from "../../platform/ids";
+import { graphIssues, type RawGraph, type WorkflowGraph } from "./graph";
+
+export interface WorkflowServiceDeps {
+  db: Db;
+  ids: IdGenerator;
+  now: number;
+}
+
+export interface WorkflowInput extends RawGraph {
+  name: string;
+  description?: string;
+}
+
+export type WorkflowRow = typeof messagingWorkflows.$inferSelect;
+
+export interface WorkflowSummary {
+  workflowId: string;
+  name: string;
+  description: string | null;
+  version: number;
+  nodeCount: number;
+  engineWorkflowId: string | null;
+  syncedVersion: number | null;
+  syncedAt: string | null;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function summaryOf(row: WorkflowRow): WorkflowSummary {
+  return {
+    workflowId: row.id,
+    name: row.name,
+    description: row.description,
+    version: row.version,
+    nodeCount: row.graph.nodes.length,
+    engineWorkflowId: row.engineId,
+    syncedVersion: row.syncedVersion,
+    syncedAt: row.syncedAt?.toISOString() ?? null,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Saves a draft. A graph with any problem is refused whole, every problem named by node or edge id. */
+export async function createWorkflow(d: WorkflowServiceDeps, actor: Principal, input: WorkflowInput): Promise<WorkflowRow> {
+  assertAdmin(actor);
+  const issues = graphIssues(input);
+  if (issues.length) throw new ApiError("invalid_input", `the workflow graph has ${issues.length} problem${issues.length === 1 ? "" : "s"}`, { details: issues });
+  const at = new Date(d.now);
+  // Stored as sent, less unknown keys: the checks above make the raw graph a WorkflowGraph.
+  const graph = {
+    nodes: input.nodes.map(({ id, type, data }) => ({ id, type, data })),
+    edges: input.edges.map(({ id, source, target, label }) => (label === undefined ? { id, source, target } : { id, source, target, label })),
+  } as WorkflowGraph;
+  const [row] = await d.db
+    .insert(messagingWorkflows)
+    .values({ id: d.ids.next("wfl"), name: input.name, description: input.description ?? null, graph, version: 1, createdBy: actor.userId, createdAt: at, updatedAt: at })
+    .returning();
+  if (!row) throw new Error("workflow insert returned no row");
+  return row;
+}
+
+export async function getWorkflow(d: Pick<WorkflowServiceDeps, "db">, actor: Principal, workflowId: string): Promise<WorkflowRow> {
+  assertAdmin(actor);
+  const [row] = await d.db.select().from(messagingWorkflows).where(eq(messagingWorkflows.id, workflowId));
+  if (!row) throw new ApiError("not_found", "no such workflow");
+  return row;
+}
+
+/** Cursors are opaque to clients; inside they name the last workflow of the page (time and id). */
+function encodeCursor(row: WorkflowRow): string {
+  return btoa(`${row.createdAt.getTime()}.${row.id}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+const MAX_CURSOR_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+function decodeCursor(cursor: string): { at: Date; id: string } {
+  let text = "";
+  try {
+    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+  } catch {
+    // falls through to the check below
+  }
+  const m = /^(\d{1,15})\.([A-Za-z0-9_]{1,64})$/.exec(text);
+  if (!m || Number(m[1]) > MAX_CURSOR_MS) throw new ApiError("invalid_input", "malformed cursor", { details: [{ path: "cursor", message: "use the nextCursor of a previous page" }] });
+  return { at: new Date(Number(m[1])), id: m[2] as string };
+}
+
+/** Newest first. */
+export async function listWorkflows(d: Pick<WorkflowServiceDeps, "db">, actor: Principal, limit: number, cursor?: string): Promise<{ workflows: WorkflowSummary[]; nextCursor: string | null }> {
+  assertAdmin(actor);
+  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  const t = messagingWorkflows;
+  const rows = await d.db
+    .select()
+    .from(t)
+    .where(after ? or(lt(t.createdAt, after.at), and(eq(t.createdAt, after.at), lt(t.id, after.id))) : undefined)
+    .orderBy(desc(t.createdAt), desc(t.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { workflows: page.map(summaryOf), nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+}
