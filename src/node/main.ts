@@ -25,21 +25,22 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // The API first: a second server on the same DATA_DIR or port stops here, naming the cause,
+  // before the web app takes its own port.
+  if (config.WEB_CONCURRENCY === 1) await runServer(config, { worker: false });
+  else if (cluster.isPrimary) await runPrimary(config);
+  else return runServer(config, { worker: true });
   // The web app runs once, in the first process (the sole server or the cluster's primary).
-  if (cluster.isPrimary) {
-    if ("off" in web) createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) }).warn(`web app off: ${web.off}`);
-    else {
-      const logger = createWebLogger(web.config, { extraSecrets: configuredSecrets(config) });
-      if (web.devSignIn) {
-        const signIn = await startDevSignIn(config, web.config.WEB_ORIGIN);
-        logger.warn("no identity provider configured: the web app signs members in at the development issuer (any name, no password)", { issuer: signIn.issuer });
-      }
-      const served = await runWebServer(web.config, { logger, apiUrl: web.apiUrl, host: config.HOST });
-      logger.info("web app listening", { url: served.url, origin: web.config.WEB_ORIGIN, api: web.apiUrl });
+  if ("off" in web) createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) }).warn(`web app off: ${web.off}`);
+  else {
+    const logger = createWebLogger(web.config, { extraSecrets: configuredSecrets(config) });
+    if (web.devSignIn) {
+      const signIn = await startDevSignIn(config, web.config.WEB_ORIGIN);
+      logger.warn("no identity provider configured: the web app signs members in at the development issuer (any name, no password)", { issuer: signIn.issuer });
     }
+    const served = await runWebServer(web.config, { logger, apiUrl: web.apiUrl, host: config.HOST });
+    logger.info("web app listening", { url: served.url, origin: web.config.WEB_ORIGIN, api: web.apiUrl });
   }
-  if (config.WEB_CONCURRENCY === 1) return runServer(config, { worker: false });
-  return cluster.isPrimary ? runPrimary(config) : runServer(config, { worker: true });
 }
 
 main().catch((err: unknown) => {
