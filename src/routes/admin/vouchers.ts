@@ -20,34 +20,28 @@ const CreateBatchInput = z
   .strict()
   .openapi("CreateVoucherBatch");
 
-const CreatedBatch = z
-  .object({
-    batchId: z.string(),
-    coins: z.number().int(),
-    count: z.number().int(),
-    note: z.string().nullable(),
-    expiresAt: z.string().nullable(),
-    createdAt: z.string(),
-    codes: z.array(z.object({ voucherId: z.string(), code: z.string().openapi({ example: "7KQ2-M9XD-3HRT-P0WE" }) })).openapi({ description: "Shown only in this answer" }),
-  })
-  .openapi("CreatedVoucherBatch");
+/** What a batch says of itself, in the creation answer and in the inventory. */
+const BatchFields = z.object({
+  batchId: z.string(),
+  coins: z.number().int(),
+  count: z.number().int(),
+  note: z.string().nullable(),
+  expiresAt: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+const CreatedBatch = BatchFields.extend({
+  codes: z.array(z.object({ voucherId: z.string(), code: z.string().openapi({ example: "7KQ2-M9XD-3HRT-P0WE" }) })).openapi({ description: "Shown only in this answer" }),
+}).openapi("CreatedVoucherBatch");
 
 const Counts = z.object({ active: z.number().int(), redeemed: z.number().int(), expired: z.number().int(), revoked: z.number().int() });
-const Batch = z
-  .object({
-    batchId: z.string(),
-    coins: z.number().int(),
-    count: z.number().int(),
-    note: z.string().nullable(),
-    expiresAt: z.string().nullable(),
-    createdAt: z.string(),
-    createdBy: z.string(),
-    revokedAt: z.string().nullable(),
-    byStatus: Counts,
-    coinsOutstanding: z.number().int().openapi({ description: "Coins still claimable (active, unexpired codes)" }),
-    coinsRedeemed: z.number().int(),
-  })
-  .openapi("VoucherBatch");
+const Batch = BatchFields.extend({
+  createdBy: z.string(),
+  revokedAt: z.string().nullable(),
+  byStatus: Counts,
+  coinsOutstanding: z.number().int().openapi({ description: "Coins still claimable (active, unexpired codes)" }),
+  coinsRedeemed: z.number().int(),
+}).openapi("VoucherBatch");
 
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { queryRows } from "../../db/rows";
 import { ApiError } from "../../errors";
+import { decodeTimeCursor, encodeTimeCursor } from "../../platform/time-cursor";
 import type { KeyValueStore } from "../../kv/port";
 import type { IdGenerator } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
@@ -101,29 +102,9 @@ export async function viewerPosition(db: Db, userId: string): Promise<{ latitude
   return row ? { latitude: row.latitude === null ? null : Number(row.latitude), longitude: row.longitude === null ? null : Number(row.longitude) } : null;
 }
 
-/** Cursors are opaque to clients; inside they name the last match of the page (time and id). */
-function encodeCursor(createdAt: Date, id: string): string {
-  return btoa(`${createdAt.getTime()}.${id}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-const MAX_CURSOR_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
-function decodeCursor(cursor: string): { at: Date; id: string } {
-  let text = "";
-  try {
-    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-  } catch {
-    // falls through to the check below
-  }
-  const m = /^(\d{1,15})\.([A-Za-z0-9_]{1,64})$/.exec(text);
-  // Postgres takes years up to 9999 in the ISO form the cursor becomes; a later time is no match's.
-  if (!m || Number(m[1]) > MAX_CURSOR_MS) throw new ApiError("invalid_input", "malformed cursor", { details: [{ path: "cursor", message: "use the nextCursor of a previous page" }] });
-  return { at: new Date(Number(m[1])), id: m[2] as string };
-}
-
 /** The caller's current matches, newest first; the other person's card, or null without a profile. */
 export async function listMatches(m: MatchingContext, userId: string, limit: number, cursor?: string): Promise<{ matches: MatchEntry[]; nextCursor: string | null }> {
-  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  const after = cursor === undefined ? undefined : decodeTimeCursor(cursor);
   const other = sql`(case when mt.user_low = ${userId} then mt.user_high else mt.user_low end)`;
   const rows = await queryRows<MatchRow>(
     m.db,
@@ -140,7 +121,7 @@ export async function listMatches(m: MatchingContext, userId: string, limit: num
   const last = page[page.length - 1];
   return {
     matches: page.map((r) => ({ matchId: r.id, userId: r.other, createdAt: new Date(r.created_at).toISOString(), profile: cardFromRow(r, viewer, m.now) })),
-    nextCursor: rows.length > limit && last ? encodeCursor(new Date(last.created_at), last.id) : null,
+    nextCursor: rows.length > limit && last ? encodeTimeCursor(new Date(last.created_at), last.id) : null,
   };
 }
 

@@ -35,24 +35,17 @@ export function ageOn(birthDate: string, now: number): number {
   return agesOn(now)(birthDate);
 }
 
-// Cards are made in runs with one `now` (a page, a list): the day is taken apart once per run.
-let lastNow = Number.NaN;
-let lastAges: (birthDate: string) => number = () => 0;
-
-/** ageOn for many birth dates on one day: the day is taken apart once. */
+/** ageOn for many birth dates on one day: the day is taken apart once, by the caller holding the result. */
 export function agesOn(now: number): (birthDate: string) => number {
-  if (now === lastNow) return lastAges;
   const today = new Date(now);
   const year = today.getUTCFullYear();
   const monthDay = (today.getUTCMonth() + 1) * 100 + today.getUTCDate();
-  lastNow = now;
-  lastAges = (birthDate) => {
+  return (birthDate) => {
     // YYYY-MM-DD, as Postgres prints a date.
     const y = Number(birthDate.slice(0, 4));
     const md = Number(birthDate.slice(5, 7)) * 100 + Number(birthDate.slice(8, 10));
     return year - y - (monthDay < md ? 1 : 0);
   };
-  return lastAges;
 }
 
 /** agesOn for birth dates given as days since 1970-01-01 (how the discovery scan sends them). */

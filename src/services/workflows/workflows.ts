@@ -2,6 +2,7 @@ import { and, desc, eq, lt, or } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { messagingWorkflows } from "../../db/tables/workflows";
 import { ApiError } from "../../errors";
+import { decodeTimeCursor, encodeTimeCursor } from "../../platform/time-cursor";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import type { IdGenerator } from "../../platform/ids";
 import { graphIssues, type RawGraph, type WorkflowGraph } from "./graph";
@@ -75,29 +76,10 @@ export async function getWorkflow(d: Pick<WorkflowServiceDeps, "db">, actor: Pri
   return row;
 }
 
-/** Cursors are opaque to clients; inside they name the last workflow of the page (time and id). */
-function encodeCursor(row: WorkflowRow): string {
-  return btoa(`${row.createdAt.getTime()}.${row.id}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-const MAX_CURSOR_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
-function decodeCursor(cursor: string): { at: Date; id: string } {
-  let text = "";
-  try {
-    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-  } catch {
-    // falls through to the check below
-  }
-  const m = /^(\d{1,15})\.([A-Za-z0-9_]{1,64})$/.exec(text);
-  if (!m || Number(m[1]) > MAX_CURSOR_MS) throw new ApiError("invalid_input", "malformed cursor", { details: [{ path: "cursor", message: "use the nextCursor of a previous page" }] });
-  return { at: new Date(Number(m[1])), id: m[2] as string };
-}
-
 /** Newest first. */
 export async function listWorkflows(d: Pick<WorkflowServiceDeps, "db">, actor: Principal, limit: number, cursor?: string): Promise<{ workflows: WorkflowSummary[]; nextCursor: string | null }> {
   assertAdmin(actor);
-  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  const after = cursor === undefined ? undefined : decodeTimeCursor(cursor);
   const t = messagingWorkflows;
   const rows = await d.db
     .select()
@@ -107,5 +89,5 @@ export async function listWorkflows(d: Pick<WorkflowServiceDeps, "db">, actor: P
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { workflows: page.map(summaryOf), nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+  return { workflows: page.map(summaryOf), nextCursor: rows.length > limit && last ? encodeTimeCursor(last.createdAt, last.id) : null };
 }
