@@ -1,4 +1,5 @@
 import { ProfileCardSchema } from "./card-schema";
+import { ProfileInput } from "./input-schema";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { principalOf } from "../../http/auth";
@@ -6,7 +7,7 @@ import type { AppEnv } from "../../http/env";
 import { createRouter, jsonBody } from "../../http/router";
 import { protectedRoute } from "../../http/routes";
 import { idPattern } from "../../platform/ids";
-import { GENDERS, ProfileInput, VISIBILITIES, getCard, getOwnProfile, updateProfile, type ProfileContext, type ProfileWriteContext } from "../../services/profiles/profiles";
+import { GENDERS, VISIBILITIES, getCard, getOwnProfile, updateProfile, type ProfileContext, type ProfileWriteContext } from "../../services/profiles/profiles";
 
 const Gender = z.enum(GENDERS);
 
