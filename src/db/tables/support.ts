@@ -45,8 +45,9 @@ export const supportTickets = pgTable(
     resolutionNote: text("resolution_note"),
   },
   (t) => [
-    index("support_tickets_status_created_idx").on(t.status, t.createdAt),
-    // The unfiltered list pages by (created_at, id); the median time to resolve reads resolved tickets by resolved_at.
+    // Lists page by the row (created_at, id), with or without a status; the median time to resolve
+    // reads resolved tickets by resolved_at.
+    index("support_tickets_status_created_id_idx").on(t.status, t.createdAt, t.id),
     index("support_tickets_created_id_idx").on(t.createdAt, t.id),
     index("support_tickets_resolved_idx").on(t.resolvedAt).where(sql`${t.status} = 'resolved'`),
     check("support_tickets_status_check", sql`${t.status} in ('open', 'resolved')`),

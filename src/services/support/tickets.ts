@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import type { Db } from "../../db/port";
 import { supportTickets } from "../../db/tables/support";
@@ -57,7 +57,9 @@ export async function listTickets(db: Db, actor: Principal, q: TicketQuery): Pro
   const filters: SQL[] = [];
   if (q.cursor !== undefined) {
     const after = decodeTimeCursor(q.cursor);
-    filters.push(or(lt(t.createdAt, after.at), and(eq(t.createdAt, after.at), lt(t.id, after.id))) as SQL);
+    // A row comparison is one index range; the equivalent or/and form makes Postgres read and
+    // filter every ticket newer than the cursor.
+    filters.push(sql`(${t.createdAt}, ${t.id}) < (${after.at.toISOString()}::timestamptz, ${after.id})`);
   }
   if (q.status !== undefined) filters.push(eq(t.status, q.status));
   if (q.category !== undefined) filters.push(eq(t.category, q.category));
