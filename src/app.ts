@@ -39,6 +39,7 @@ import { aiAgentRoutes } from "./routes/ai-agents";
 import { partnerRoutes } from "./routes/partners";
 import { partnerAdminRoutes } from "./routes/admin/partners";
 import { messagingAdminRoutes } from "./routes/admin/messaging";
+import { supportAdminRoutes } from "./routes/admin/support";
 import { translationRoutes } from "./routes/translations";
 import { workflowRoutes } from "./routes/workflows";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
@@ -116,6 +117,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", partnerRoutes);
   app.route("/", partnerAdminRoutes);
   app.route("/", messagingAdminRoutes);
+  app.route("/", supportAdminRoutes);
   app.route("/", aiAgentRoutes);
   app.route("/", translationRoutes);
 

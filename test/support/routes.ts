@@ -206,6 +206,10 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/admin/partners/{partnerId}/approve", access: "admin", path: "/api/v1/admin/partners/ptn_00000000000000000000000000/approve", expect: 404 },
   // 404: no partner ptn_000….
   { method: "POST", template: "/api/v1/admin/partners/{partnerId}/reject", access: "admin", path: "/api/v1/admin/partners/ptn_00000000000000000000000000/reject", body: { reason: "matrix" }, expect: 404 },
+  { method: "GET", template: "/api/v1/admin/support/tickets", access: "admin", expect: 200 },
+  // 404: no ticket tkt_000….
+  { method: "POST", template: "/api/v1/admin/support/tickets/{ticketId}/resolve", access: "admin", path: "/api/v1/admin/support/tickets/tkt_00000000000000000000000000/resolve", body: { note: "matrix" }, expect: 404 },
+  { method: "GET", template: "/api/v1/admin/support/stats", access: "admin", expect: 200 },
 ];
 
 /**

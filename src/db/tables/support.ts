@@ -41,9 +41,15 @@ export const supportTickets = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
     resolvedAt: timestamp("resolved_at", { withTimezone: true, mode: "date" }),
     resolvedBy: text("resolved_by").references(() => users.id),
+    /** What the resolver wrote for the next person reading the ticket; staff text, never the member's. */
+    resolutionNote: text("resolution_note"),
   },
   (t) => [
-    index("support_tickets_status_created_idx").on(t.status, t.createdAt),
+    // Lists page by the row (created_at, id), with or without a status; the median time to resolve
+    // reads resolved tickets by resolved_at.
+    index("support_tickets_status_created_id_idx").on(t.status, t.createdAt, t.id),
+    index("support_tickets_created_id_idx").on(t.createdAt, t.id),
+    index("support_tickets_resolved_idx").on(t.resolvedAt).where(sql`${t.status} = 'resolved'`),
     check("support_tickets_status_check", sql`${t.status} in ('open', 'resolved')`),
   ],
 );
