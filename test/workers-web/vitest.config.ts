@@ -1,14 +1,21 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineProject } from "vitest/config";
+import { unstable_readConfig } from "wrangler";
 
 // The web Worker in workerd (wrangler.web.toml), with the API Worker as a second Worker of the same
 // workerd behind its `API` service binding, as they are deployed. The project root is this folder.
-// It runs as a vitest run of its own (`npm test` runs it after the others): its global setup builds
-// on the workers project's, whose modules cannot be evaluated twice in one vitest process.
+// It runs as a vitest run of its own (`npm test` runs it after the others): its global setup imports
+// the workers project's, whose modules cannot be evaluated twice in one vitest process.
 
-const API_WORKER = "dating-platform-api";
+const readConfig = (file: string) => unstable_readConfig({ config: fileURLToPath(new URL(`../../${file}`, import.meta.url)) });
+/** The API Worker's own deployment settings (its runtime), and the Worker the web Worker's `API` binding names. */
+const api = readConfig("wrangler.toml");
+const API_WORKER = readConfig("wrangler.web.toml").services?.find((s: { binding: string }) => s.binding === "API")?.service;
+// A binding naming another Worker than the API would fail in production the same way.
+if (API_WORKER !== api.name) throw new Error(`wrangler.web.toml binds API to ${API_WORKER}, but the API Worker is ${api.name}`);
 
 /**
  * The dry-run bundle's modules: the entry first (workerd's main module), then the API reference
@@ -38,9 +45,8 @@ export default defineProject({
             name: API_WORKER,
             modulesRoot: inject("webApiBundleDir"),
             modules: apiModules(inject("webApiBundleDir")),
-            // As wrangler.toml has them.
-            compatibilityDate: "2025-09-01",
-            compatibilityFlags: ["enable_request_signal"],
+            compatibilityDate: api.compatibility_date,
+            compatibilityFlags: api.compatibility_flags,
             bindings: {
               NODE_ENV: "test",
               LOG_LEVEL: "silent",
