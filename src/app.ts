@@ -41,6 +41,7 @@ import { partnerAdminRoutes } from "./routes/admin/partners";
 import { messagingAdminRoutes } from "./routes/admin/messaging";
 import { translationRoutes } from "./routes/translations";
 import { workflowRoutes } from "./routes/workflows";
+import { workflowRunRoutes } from "./routes/workflows/runs";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -111,6 +112,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", paymentWebhookRoutes);
   app.route("/", kbRoutes);
   app.route("/", workflowRoutes);
+  app.route("/", workflowRunRoutes);
   app.route("/", voiceRoutes);
   app.route("/", agentRoutes);
   app.route("/", partnerRoutes);
