@@ -52,7 +52,12 @@ afterAll(async () => {
 });
 
 const db = () => env.db.database.db;
-const deliver = () => deliverDue(outboxWorkerDeps(t.deps, db(), { timeoutMs: 5_000 }), 100);
+/** Hands over this run's message only: other tests' messages stay theirs. */
+async function deliver(runId: string): Promise<void> {
+  const ids = await db().select({ id: outboxMessages.id }).from(outboxMessages).where(and(eq(outboxMessages.kind, "workflow.run"), sql`${outboxMessages.body} like ${`%"runId":"${runId}"%`}`));
+  expect(ids).toHaveLength(1);
+  await deliverDue(outboxWorkerDeps(t.deps, db(), { timeoutMs: 5_000 }), 100, ids.map((r) => r.id));
+}
 const post = (path: string, body: unknown, headers: Record<string, string>) => t.request(path, json(body, headers));
 const callback = (body: unknown, headers: Record<string, string>) => t.request(STATUS, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
 
@@ -74,7 +79,7 @@ async function runToEnd(admin: TestUser, workflowId: string, input: Record<strin
   const res = await post(`${BASE}/${workflowId}/run`, { input }, admin.headers);
   expect(res.status, await res.clone().text()).toBe(202);
   const { runId } = (await res.json()) as { runId: string };
-  await deliver();
+  await deliver(runId);
   await n8n.settled();
   const handed = n8n.received.find((r) => r.runId === runId);
   const report = n8n.statusCalls.find((c) => c.body.runId === runId);
@@ -227,7 +232,7 @@ describe("workflow runs through the engine", () => {
     expect(await timeOutRuns({ db: db(), now: row!.deadlineAt.getTime() })).toBeGreaterThanOrEqual(1);
     expect((await runs(admin, workflowId)).runs[0]).toMatchObject({ runId, status: "timed_out" });
     // The hand-over of a run that already ended is dropped, not sent.
-    await deliver();
+    await deliver(runId);
     expect(n8n.received.some((r) => r.runId === runId)).toBe(false);
     const raw = JSON.stringify({ runId, status: "succeeded" });
     const late = await t.request(STATUS, { method: "POST", headers: { "content-type": "application/json", "x-workflow-signature": `sha256=${await hmacSha256Hex(SECRET, raw)}` }, body: raw });
@@ -240,13 +245,13 @@ describe("workflow runs through the engine", () => {
     const res = await post(`${BASE}/${workflowId}/run`, {}, admin.headers);
     const { runId } = (await res.json()) as { runId: string };
     n8n.failWebhooks([500]);
-    await deliver();
+    await deliver(runId);
     const [msg] = await db().select().from(outboxMessages).where(sql`${outboxMessages.body} like ${`%${runId}%`}`);
     expect(msg).toMatchObject({ status: "pending", attempts: 1, lastError: "HTTP 500: Error in workflow" });
     // The last attempt: the run fails with the engine's answer.
     await db().update(outboxMessages).set({ attempts: 9, nextAttemptAt: new Date(0) }).where(eq(outboxMessages.id, msg!.id));
     n8n.failWebhooks([500]);
-    await deliver();
+    await deliver(runId);
     expect((await runs(admin, workflowId)).runs[0]).toMatchObject({ runId, status: "failed", error: expect.stringContaining("HTTP 500") });
   });
 });
