@@ -105,6 +105,9 @@ describe("workflow runs through the engine", () => {
     expect(run?.deliveries).toEqual([{ nodeId: "hello", channel: "push", route: "fake-gateway", status: "delivered", latencyMs: 42, at: expect.any(String) }]);
     const records = await db().select().from(deliveryRecords).where(eq(deliveryRecords.messageId, runId));
     expect(records.map((r) => [r.channel, r.route, r.outcome, r.latencyMs])).toEqual([["push", "fake-gateway", "delivered", 42]]);
+    const observed = await t.request("/api/v1/admin/messaging/observability?window=1h", { headers: admin.headers });
+    const figures = (await observed.json()) as { routes: { channel: string; route: string; delivered: number }[] };
+    expect(figures.routes.find((r) => r.channel === "push" && r.route === "fake-gateway")?.delivered).toBeGreaterThanOrEqual(1);
     // The token left the outbox once the hand-over was done; the run keeps only its HMAC.
     const [msg] = await db().select().from(outboxMessages).where(and(eq(outboxMessages.kind, "workflow.run"), sql`${outboxMessages.body} like ${`%${runId}%`}`));
     expect(msg?.status).toBe("delivered");
