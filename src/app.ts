@@ -42,6 +42,7 @@ import { messagingAdminRoutes } from "./routes/admin/messaging";
 import { supportAdminRoutes } from "./routes/admin/support";
 import { translationRoutes } from "./routes/translations";
 import { workflowRoutes } from "./routes/workflows";
+import { workflowRunRoutes } from "./routes/workflows/runs";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -112,6 +113,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", paymentWebhookRoutes);
   app.route("/", kbRoutes);
   app.route("/", workflowRoutes);
+  app.route("/", workflowRunRoutes);
   app.route("/", voiceRoutes);
   app.route("/", agentRoutes);
   app.route("/", partnerRoutes);

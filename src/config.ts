@@ -107,6 +107,12 @@ export const configSchema = z
     /** Base of the engine's production webhooks; defaults to N8N_URL + /webhook. */
     N8N_WEBHOOK_URL: optional(httpUrl),
     WORKFLOW_CALLBACK_SECRET: optional(z.string().min(16, "must be at least 16 characters")),
+    /**
+     * Where the engine posts a run's state (this API's `/api/v1/messaging/workflows/status` as the
+     * engine reaches it). Outside production a manual run defaults to the request's origin; event
+     * runs need it.
+     */
+    WORKFLOW_STATUS_URL: optional(httpUrl),
     /** Names of the engine's credentials the compiled nodes reference; the secrets stay in the engine. */
     N8N_GATEWAY_CREDENTIAL: withDefault(z.string().min(1), "Messaging gateway"),
     N8N_SMTP_CREDENTIAL: withDefault(z.string().min(1), "SMTP"),

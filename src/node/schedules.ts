@@ -11,11 +11,14 @@ import { runTranslationJobs } from "../services/translations/seeding";
 import { pruneTranslationCache } from "../services/translations/member-text";
 import type { NodeDeps } from "./deps";
 import { outboxWorkerDeps, startOutboxLoop } from "../services/outbox/loop";
+import { runWorkflowSchedule } from "../services/workflows/run-schedule";
 
 const PRUNE_FIRST_AFTER_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 /** How often queued translation jobs are looked for (a seed request also starts a run at once). */
 export const TRANSLATION_JOBS_EVERY_MS = 15_000;
+/** How often stored platform events are turned into workflow runs, and overdue runs timed out. */
+export const WORKFLOW_RUNS_EVERY_MS = 5_000;
 
 /**
  * The Node twin of the Workers cron triggers: payment reconciliation, the hourly pruning and
@@ -73,8 +76,20 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
     background.track(run);
   }, TRANSLATION_JOBS_EVERY_MS);
   translations.unref();
+  let scheduling = false;
+  const workflowRuns = setInterval(() => {
+    if (scheduling) return;
+    scheduling = true;
+    void runWorkflowSchedule({ db: deps.database.session().db, config, ids: deps.ids, random: deps.random, now: deps.clock.now(), logger })
+      .catch((err: unknown) => logger.error("workflow runs schedule failed", { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        scheduling = false;
+      });
+  }, WORKFLOW_RUNS_EVERY_MS);
+  workflowRuns.unref();
   return async () => {
     stopping.abort();
+    clearInterval(workflowRuns);
     clearInterval(translations);
     clearInterval(reconcile);
     clearInterval(pruning);

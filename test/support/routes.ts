@@ -156,6 +156,12 @@ export const ROUTES: RouteCase[] = [
   { method: "GET", template: "/api/v1/messaging/workflows/{workflowId}", access: "admin", expect: 404 },
   // 404: no workflow sample_workflowId.
   { method: "POST", template: "/api/v1/messaging/workflows/{workflowId}/sync", access: "admin", expect: 404 },
+  // 404: no workflow sample_workflowId.
+  { method: "POST", template: "/api/v1/messaging/workflows/{workflowId}/run", access: "admin", body: {}, expect: 404 },
+  // 404: no workflow sample_workflowId.
+  { method: "GET", template: "/api/v1/messaging/workflows/{workflowId}/runs", access: "admin", expect: 404 },
+  // 401: the engine's callback is verified by the run's token or a body HMAC, never by a caller's credential.
+  { method: "POST", template: "/api/v1/messaging/workflows/status", access: "webhook", body: {}, expect: 401 },
   { method: "POST", template: "/api/v1/ai-agents/support/chat", access: "ai", body: { message: "How do I buy coins?" }, expect: 200 },
   { method: "POST", template: "/api/v1/voice/agent", access: "ai", expect: 200 },
   { method: "POST", template: "/api/v1/voice/stt", access: "ai", expect: 200 },

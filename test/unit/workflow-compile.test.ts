@@ -32,7 +32,13 @@ describe("compiling a workflow to n8n", () => {
       type: "n8n-nodes-base.httpRequest",
       parameters: { url: "={{ $('Webhook').item.json.body.statusUrl }}", headerParameters: { parameters: [{ name: "Authorization", value: "=Bearer {{ $('Webhook').item.json.body.callbackToken }}" }] } },
     });
-    // Credentials are referenced by name; no secret is in the body.
+    // The report names each message that ran; a failed message does not stop the run.
+    const report = String(byName[STATUS_NODE]?.parameters.jsonBody);
+    expect(report).toContain(`$("Send push · hello").isExecuted`);
+    expect(report).toContain(`$("Send email · mail").isExecuted`);
+    expect(report.match(/\{\{/g)).toHaveLength(1);
+    expect(byName["Send push · hello"]?.onError).toBe("continueRegularOutput");
+        // Credentials are referenced by name; no secret is in the body.
     expect(JSON.stringify(compiled)).not.toMatch(/password|apiKey/i);
   });
 

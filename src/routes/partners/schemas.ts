@@ -15,7 +15,7 @@ export const CompanyFields = {
 
 export const ApplyInput = z.object(CompanyFields).strict().openapi("PartnerApplication");
 
-const EventKind = z.enum(PARTNER_EVENT_KINDS as [string, ...string[]]).openapi({ description: Object.entries(OUTBOX_KINDS).map(([k, v]) => `${k}: ${v.description}`).join(" ") });
+const EventKind = z.enum(PARTNER_EVENT_KINDS as [string, ...string[]]).openapi({ description: Object.entries(OUTBOX_KINDS).filter(([k]) => k.startsWith("partner.")).map(([k, v]) => `${k}: ${v.description}`).join(" ") });
 
 export const WebhookInput = z
   .object({

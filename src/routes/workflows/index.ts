@@ -18,7 +18,7 @@ const Workflow = WorkflowSummary.extend({
   compiled: CompiledWorkflow,
 }).openapi("Workflow");
 
-const deps = (c: Context<AppEnv>): WorkflowServiceDeps => ({ db: c.var.db, ids: c.var.deps.ids, now: c.var.deps.clock.now() });
+const deps = (c: Context<AppEnv>): WorkflowServiceDeps => ({ db: c.var.db, ids: c.var.deps.ids, now: c.var.deps.clock.now(), requestId: c.var.requestId });
 
 function view(c: Context<AppEnv>, row: WorkflowRow) {
   return { ...summaryOf(row), nodes: row.graph.nodes, edges: row.graph.edges, compiled: compileWorkflow(row.id, row.name, row.graph, compileOptionsFrom(c.var.deps.config)) };
@@ -78,7 +78,7 @@ export const workflowRoutes = createRouter()
       },
     }),
     async (c) => {
-      const row = await syncWorkflow({ db: c.var.db, config: c.var.deps.config, fetch: c.var.deps.fetch, now: c.var.deps.clock.now() }, principalOf(c), c.req.valid("param").workflowId);
+      const row = await syncWorkflow({ ...deps(c), config: c.var.deps.config, fetch: c.var.deps.fetch }, principalOf(c), c.req.valid("param").workflowId);
       return c.json(view(c, row), 200);
     },
   );

@@ -73,6 +73,7 @@ export const CompiledWorkflow = z
         position: z.array(z.number()),
         parameters: z.record(z.string(), z.unknown()),
         credentials: z.record(z.string(), z.object({ name: z.string() })).optional(),
+        onError: z.literal("continueRegularOutput").optional(),
       }),
     ),
     connections: z.record(z.string(), z.object({ main: z.array(z.array(z.object({ node: z.string(), type: z.literal("main"), index: z.number().int() }))) })),

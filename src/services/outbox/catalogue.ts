@@ -1,7 +1,10 @@
 import { z } from "zod";
 
-/** How a message leaves the platform; each channel has one sender in the outbox worker. */
-export type Channel = "webhook";
+/**
+ * How a message leaves the platform; each channel has one sender in the outbox worker: `webhook`
+ * to a partner's endpoint, `engine` to the automation engine's production webhook of a workflow.
+ */
+export type Channel = "webhook" | "engine";
 
 interface KindSpec {
   channel: Channel;
@@ -41,6 +44,24 @@ export const OUTBOX_KINDS = {
     description: "Sent on request (`POST /api/v1/partner/webhook/test`) to check an endpoint; delivered whatever the endpoint subscribes to.",
     data: z.object({ partnerId, message: z.string() }),
     example: { partnerId: "ptn_01JD0000000000000000000000", message: "This is a test event." },
+  },
+  "workflow.run": {
+    channel: "engine",
+    description: "A messaging workflow run handed to the automation engine's webhook of the workflow (the body is `data`).",
+    data: z.object({
+      runId: z.string(),
+      workflowId: z.string(),
+      input: z.record(z.string(), z.unknown()),
+      statusUrl: z.string(),
+      callbackToken: z.string(),
+    }),
+    example: {
+      runId: "wfr_01JD0000000000000000000000",
+      workflowId: "wfl_01JD0000000000000000000000",
+      input: { userId: "usr_01JD0000000000000000000000", displayName: "Amina" },
+      statusUrl: "https://api.example.com/api/v1/messaging/workflows/status",
+      callbackToken: "…",
+    },
   },
 } as const satisfies Record<string, KindSpec>;
 

@@ -5,7 +5,7 @@ import { OUTBOX_KINDS, type KindData, type OutboxKind } from "./catalogue";
 
 export interface Enqueue<K extends OutboxKind> {
   kind: K;
-  /** Whom it is for, by the kind's channel: a partner id for webhooks. */
+  /** Whom it is for, by the kind's channel: a partner id for webhooks, a workflow id for the engine. */
   targetId: string;
   data: KindData<K>;
 }

@@ -16,6 +16,7 @@ export function outboxWorkerDeps(deps: AppDeps, db: OutboxWorkerDeps["db"], over
     allowedHosts: deps.webhookAllowedHosts,
     production: deps.config.NODE_ENV === "production",
     records: sqlDeliveryRecords(deps.ids),
+    engine: { webhookUrl: deps.config.N8N_WEBHOOK_URL ?? (deps.config.N8N_URL ? `${deps.config.N8N_URL.replace(/\/+$/, "")}/webhook` : undefined), fetch: deps.fetch },
     ...overrides,
   };
 }

@@ -11,6 +11,7 @@ import type { DeliveryRecordWriter } from "../delivery-records/records";
 import { assertWebhookUrl, type PartnerRow } from "../partners/profile";
 import { DISABLE_AFTER_MS, MAX_ATTEMPTS, nextDelayMs, parseRetryAfter } from "./retry";
 import { signatureHeader } from "./signing";
+import { deliverRun } from "../workflows/handoff";
 
 export interface OutboxWorkerDeps {
   db: Db;
@@ -30,6 +31,11 @@ export interface OutboxWorkerDeps {
   leaseMs?: number;
   /** Aborted on shutdown: attempts in flight are cut and their messages released, not counted. */
   cancel?: AbortSignal;
+  /**
+   * The automation engine (`engine` channel): the base of its production webhooks, and a fetch
+   * without the public-only guard, as the engine is the operator's own and often on a private network.
+   */
+  engine?: { webhookUrl?: string; fetch: typeof fetch };
 }
 
 export type ClaimedMessage = {
@@ -123,6 +129,7 @@ async function sendWebhook(d: OutboxWorkerDeps, msg: ClaimedMessage, row: Partne
 
 /** Sends one claimed message and records the outcome; errors are logged, the lease retries it. */
 export async function deliverOne(d: OutboxWorkerDeps, msg: ClaimedMessage): Promise<void> {
+  if (msg.channel === "engine") return deliverRun(d, msg);
   if (msg.channel !== "webhook") {
     d.logger.error("outbox message of a channel without a sender", { messageId: msg.id, channel: msg.channel });
     return;

@@ -12,6 +12,7 @@ export interface N8nNode {
   position: [number, number];
   parameters: Record<string, unknown>;
   credentials?: Record<string, { name: string }>;
+  onError?: "continueRegularOutput";
 }
 export type N8nConnections = Record<string, { main: { node: string; type: "main"; index: number }[][] }>;
 export interface N8nWorkflow {
@@ -127,7 +128,8 @@ function compileNode(node: WorkflowNode, workflowId: string, o: CompileOptions):
       // Whatever the platform event, the platform decides when to run: it calls this webhook.
       return { type: "n8n-nodes-base.webhook", typeVersion: 2, parameters: { httpMethod: "POST", path: workflowId, responseMode: "onReceived", options: {} } };
     case "send_message":
-      return messageNode(node, o);
+      // A failed message must not stop the run: the status report names it as failed.
+      return { ...messageNode(node, o), onError: "continueRegularOutput" };
     case "delay":
       return { type: "n8n-nodes-base.wait", typeVersion: 1.1, parameters: { resume: "timeInterval", amount: node.data.minutes, unit: "minutes" } };
     case "condition":
@@ -135,21 +137,36 @@ function compileNode(node: WorkflowNode, workflowId: string, o: CompileOptions):
   }
 }
 
-const statusNode: Omit<N8nNode, "id" | "position"> = {
-  name: STATUS_NODE,
-  type: "n8n-nodes-base.httpRequest",
-  typeVersion: 4.2,
-  parameters: {
-    method: "POST",
-    url: `={{ ${RUN}.statusUrl }}`,
-    sendHeaders: true,
-    headerParameters: { parameters: [{ name: "Authorization", value: `=Bearer {{ ${RUN}.callbackToken }}` }] },
-    sendBody: true,
-    specifyBody: "json",
-    jsonBody: json({ runId: `${RUN}.runId`, status: `"succeeded"`, finishedAt: "$now.toISO()" }),
-    options: {},
-  },
-};
+/**
+ * One outcome per message node that ran, read from that node's output: the gateway answers
+ * `{route?, status?, latencyMs?}`; a node that failed (it continues on error) carries `error`.
+ */
+function deliveryExpression(node: Extract<WorkflowNode, { type: "send_message" }>): string {
+  const ref = `$(${literal(nodeName(node))})`;
+  const out = `${ref}.item.json`;
+  const route = node.data.channel === "email" ? `"smtp"` : `(${out}.route ?? ${literal(node.data.channel)})`;
+  const fields = `nodeId: ${literal(node.id)}, channel: ${literal(node.data.channel)}, route: ${route}, status: (${out}.error ? "failed" : (${out}.status ?? "sent")), latencyMs: (${out}.latencyMs ?? null)`;
+  return `...(${ref}.isExecuted ? [{ ${fields} }] : [])`;
+}
+
+function statusNode(graph: WorkflowGraph): Omit<N8nNode, "id" | "position"> {
+  const sends = graph.nodes.flatMap((n) => (n.type === "send_message" ? [deliveryExpression(n)] : []));
+  return {
+    name: STATUS_NODE,
+    type: "n8n-nodes-base.httpRequest",
+    typeVersion: 4.2,
+    parameters: {
+      method: "POST",
+      url: `={{ ${RUN}.statusUrl }}`,
+      sendHeaders: true,
+      headerParameters: { parameters: [{ name: "Authorization", value: `=Bearer {{ ${RUN}.callbackToken }}` }] },
+      sendBody: true,
+      specifyBody: "json",
+      jsonBody: json({ runId: `${RUN}.runId`, status: `"succeeded"`, finishedAt: "$now.toISO()", deliveries: `[${sends.join(", ")}]` }),
+      options: {},
+    },
+  };
+}
 
 /**
  * Compiles a valid graph (graph.ts) to n8n workflow JSON. Pure and deterministic, so drafts compile
@@ -173,7 +190,7 @@ export function compileWorkflow(workflowId: string, name: string, graph: Workflo
 
   const nodes: N8nNode[] = graph.nodes.map((n) => ({ id: `${workflowId}-${n.id}`, name: nodeName(n), position: place(depth.get(n.id) ?? 0), ...compileNode(n, workflowId, o) }));
   const leaves = graph.nodes.filter((n) => !graph.edges.some((e) => e.source === n.id));
-  nodes.push({ ...statusNode, id: `${workflowId}-status`, position: place(Math.max(0, ...depth.values()) + 1) });
+  nodes.push({ ...statusNode(graph), id: `${workflowId}-status`, position: place(Math.max(0, ...depth.values()) + 1) });
 
   const connections: N8nConnections = {};
   const link = (from: string, output: number, to: string) => {

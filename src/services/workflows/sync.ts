@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Config } from "../../config";
 import type { Db } from "../../db/port";
 import { messagingWorkflows } from "../../db/tables/workflows";
@@ -8,12 +8,16 @@ import { compileWorkflow } from "./compile";
 import { compileOptionsFrom } from "./engine-config";
 import { createN8nClient } from "./n8n-client";
 import { getWorkflow, type WorkflowRow } from "./workflows";
+import type { IdGenerator } from "../../platform/ids";
+import { recordAudit } from "../audit/log";
 
 export interface SyncDeps {
   db: Db;
   config: Config;
   fetch: typeof fetch;
   now: number;
+  ids: IdGenerator;
+  requestId: string;
 }
 
 /**
@@ -35,11 +39,16 @@ export async function syncWorkflow(d: SyncDeps, actor: Principal, workflowId: st
   // Stored before activation: a failed activation is retried against the same engine workflow.
   await d.db.update(messagingWorkflows).set({ engineId }).where(eq(messagingWorkflows.id, row.id));
   await client.activate(engineId);
-  const [synced] = await d.db
-    .update(messagingWorkflows)
-    .set({ engineId, syncedVersion: row.version, syncedAt: new Date(d.now) })
-    .where(eq(messagingWorkflows.id, row.id))
-    .returning();
-  if (!synced) throw new ApiError("not_found", "no such workflow");
-  return synced;
+  const at = new Date(d.now);
+  return d.db.transaction(async (tx) => {
+    const [synced] = await tx
+      .update(messagingWorkflows)
+      // The first activation is when platform events start to start runs (run-schedule.ts).
+      .set({ engineId, syncedVersion: row.version, syncedAt: at, activatedAt: sql`coalesce(${messagingWorkflows.activatedAt}, ${at.toISOString()}::timestamptz)` })
+      .where(eq(messagingWorkflows.id, row.id))
+      .returning();
+    if (!synced) throw new ApiError("not_found", "no such workflow");
+    await recordAudit(tx, d.ids, { actor, requestId: d.requestId }, at, { action: "workflow.sync", targetType: "workflow", targetId: row.id, details: { engineWorkflowId: engineId, version: row.version } });
+    return synced;
+  });
 }

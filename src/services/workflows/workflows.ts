@@ -5,12 +5,14 @@ import { ApiError } from "../../errors";
 import { decodeTimeCursor, encodeTimeCursor } from "../../platform/time-cursor";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import type { IdGenerator } from "../../platform/ids";
+import { recordAudit } from "../audit/log";
 import { graphIssues, type RawGraph, type WorkflowGraph } from "./graph";
 
 export interface WorkflowServiceDeps {
   db: Db;
   ids: IdGenerator;
   now: number;
+  requestId: string;
 }
 
 export interface WorkflowInput extends RawGraph {
@@ -61,12 +63,15 @@ export async function createWorkflow(d: WorkflowServiceDeps, actor: Principal, i
     nodes: input.nodes.map(({ id, type, data }) => ({ id, type, data })),
     edges: input.edges.map(({ id, source, target, label }) => (label === undefined ? { id, source, target } : { id, source, target, label })),
   } as WorkflowGraph;
-  const [row] = await d.db
-    .insert(messagingWorkflows)
-    .values({ id: d.ids.next("wfl"), name: input.name, description: input.description ?? null, graph, version: 1, createdBy: actor.userId, createdAt: at, updatedAt: at })
-    .returning();
-  if (!row) throw new Error("workflow insert returned no row");
-  return row;
+  return d.db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(messagingWorkflows)
+      .values({ id: d.ids.next("wfl"), name: input.name, description: input.description ?? null, graph, version: 1, createdBy: actor.userId, createdAt: at, updatedAt: at })
+      .returning();
+    if (!row) throw new Error("workflow insert returned no row");
+    await recordAudit(tx, d.ids, { actor, requestId: d.requestId }, at, { action: "workflow.create", targetType: "workflow", targetId: row.id, details: { name: row.name, nodeCount: graph.nodes.length } });
+    return row;
+  });
 }
 
 export async function getWorkflow(d: Pick<WorkflowServiceDeps, "db">, actor: Principal, workflowId: string): Promise<WorkflowRow> {
