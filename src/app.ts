@@ -40,6 +40,7 @@ import { partnerRoutes } from "./routes/partners";
 import { partnerAdminRoutes } from "./routes/admin/partners";
 import { messagingAdminRoutes } from "./routes/admin/messaging";
 import { translationRoutes } from "./routes/translations";
+import { accountRoutes } from "./routes/account";
 import { workflowRoutes } from "./routes/workflows";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
@@ -118,6 +119,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", messagingAdminRoutes);
   app.route("/", aiAgentRoutes);
   app.route("/", translationRoutes);
+  app.route("/", accountRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

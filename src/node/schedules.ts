@@ -11,11 +11,14 @@ import { runTranslationJobs } from "../services/translations/seeding";
 import { pruneTranslationCache } from "../services/translations/member-text";
 import type { NodeDeps } from "./deps";
 import { outboxWorkerDeps, startOutboxLoop } from "../services/outbox/loop";
+import { pruneAccountExports, runAccountExports } from "../services/account/export-runner";
 
 const PRUNE_FIRST_AFTER_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
 /** How often queued translation jobs are looked for (a seed request also starts a run at once). */
 export const TRANSLATION_JOBS_EVERY_MS = 15_000;
+/** How often pending account exports are looked for (a request also starts a build at once). */
+export const ACCOUNT_EXPORTS_EVERY_MS = 15_000;
 
 /**
  * The Node twin of the Workers cron triggers: payment reconciliation, the hourly pruning and
@@ -52,6 +55,7 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
     upkeep("event outbox pruning", pruneEventOutbox);
     upkeep("impression pruning", pruneImpressionCounts);
     upkeep("translation cache pruning", pruneTranslationCache);
+    upkeep("account export pruning", pruneAccountExports);
   };
   const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
@@ -73,8 +77,22 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
     background.track(run);
   }, TRANSLATION_JOBS_EVERY_MS);
   translations.unref();
+  // Exports whose request's own build was cut short (a restart) or failed and waits to be retried.
+  let exporting = false;
+  const exports = setInterval(() => {
+    if (exporting) return;
+    exporting = true;
+    const run = runAccountExports({ db: deps.database.session().db, kv: deps.kv, clock: deps.clock, logger, signal: stopping.signal })
+      .catch((err: unknown) => logger.error("account exports failed", { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        exporting = false;
+      });
+    background.track(run);
+  }, ACCOUNT_EXPORTS_EVERY_MS);
+  exports.unref();
   return async () => {
     stopping.abort();
+    clearInterval(exports);
     clearInterval(translations);
     clearInterval(reconcile);
     clearInterval(pruning);

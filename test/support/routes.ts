@@ -206,6 +206,12 @@ export const ROUTES: RouteCase[] = [
   { method: "POST", template: "/api/v1/admin/partners/{partnerId}/approve", access: "admin", path: "/api/v1/admin/partners/ptn_00000000000000000000000000/approve", expect: 404 },
   // 404: no partner ptn_000….
   { method: "POST", template: "/api/v1/admin/partners/{partnerId}/reject", access: "admin", path: "/api/v1/admin/partners/ptn_00000000000000000000000000/reject", body: { reason: "matrix" }, expect: 404 },
+  // Exports take the member's own token: an API key gets 403 (docs/api/account.md).
+  { method: "POST", template: "/api/v1/account/export", access: "user", expect: 202, apiKey: 403 },
+  // 404: a well-formed export id that names no export of the caller's.
+  { method: "GET", template: "/api/v1/account/exports/{exportId}", access: "user", path: "/api/v1/account/exports/exp_00000000000000000000000000", expect: 404, apiKey: 403 },
+  // 404: no such export; the token (not a bearer) is the credential, so any caller gets the same.
+  { method: "GET", template: "/api/v1/account/exports/{exportId}/download", access: "public", path: `/api/v1/account/exports/exp_00000000000000000000000000/download?token=${"0".repeat(64)}`, expect: 404 },
 ];
 
 /**
