@@ -3,8 +3,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/auth/principal";
 import { queryRows } from "../../src/db/rows";
 import type { KeyValueStore } from "../../src/kv/port";
-import { MAX_ATTEMPTS, RETRY_AFTER_MS, runAccountExports, type ExportRunnerDeps } from "../../src/services/account/export-runner";
-import { requestExport } from "../../src/services/account/exports";
+import { KEEP_ROWS_MS, MAX_ATTEMPTS, pruneAccountExports, RETRY_AFTER_MS, runAccountExports, type ExportRunnerDeps } from "../../src/services/account/export-runner";
+import { DOWNLOAD_WINDOW_MS, requestExport } from "../../src/services/account/exports";
 import { buildTestApp, fixedClock, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, signIn } from "../support/people";
@@ -74,5 +74,18 @@ describe("building an export", () => {
     }
     const res = await t.request(`/api/v1/account/exports/${exportId}`, { headers: person.headers });
     expect(await res.json()).toMatchObject({ status: "failed", download: null });
+  });
+
+  it("upkeep drops documents past their window, then the rows after 30 days", async () => {
+    const person = await signIn(t, env.issuer);
+    const { exportId } = await queue(person.id);
+    expect(await runAccountExports(runner())).toBe(1);
+    const log = { info: () => {} };
+    await pruneAccountExports(db(), clock.now() + DOWNLOAD_WINDOW_MS - 1, log);
+    expect((await row(exportId)).status).toBe("ready");
+    await pruneAccountExports(db(), clock.now() + DOWNLOAD_WINDOW_MS, log);
+    expect(await row(exportId)).toMatchObject({ status: "expired", document: null });
+    await pruneAccountExports(db(), clock.now() + KEEP_ROWS_MS + 1, log);
+    expect(await queryRows(db(), sql`select id from account_exports where id = ${exportId}`)).toEqual([]);
   });
 });

@@ -219,6 +219,14 @@ describe("POST /api/v1/account/export, GET /api/v1/account/exports/{exportId} an
     }
   });
 
+  it("counts simultaneous requests under the member's lock: exactly 3 of 5 are queued", async () => {
+    const member = await signIn(t, env.issuer);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => t.request("/api/v1/account/export", { method: "POST", headers: member.headers })));
+    expect(answers.map((r) => r.status).sort()).toEqual([202, 202, 202, 429, 429]);
+    const [count] = await queryRows<{ n: number }>(db(), sql`select count(*)::int as n from account_exports where user_id = ${member.id}`);
+    expect(count!.n).toBe(3);
+  });
+
   it("refuses an admin API key: an export takes the member's own access token", async () => {
     const res = await t.request("/api/v1/admin/api-keys", json({ name: "export" }, admin.headers));
     const { key } = (await res.json()) as { key: string };

@@ -99,10 +99,16 @@ export const accountRoutes = createRouter()
     async (c) => {
       const { exportId } = c.req.valid("param");
       const document = await takeDownload({ db: c.var.db, now: c.var.deps.clock.now() }, exportId, c.req.valid("query").token);
-      c.header("Cache-Control", "no-store");
-      c.header("Content-Disposition", `attachment; filename="account-export-${exportId}.json"`);
-      c.header("Content-Type", "application/json; charset=utf-8");
-      return c.body(streamText(document), 200) as never;
+      // Sent as a stream of its JSON text, which the typed handler's json() answers cannot express.
+      const streamed = new Response(streamText(document), {
+        status: 200,
+        headers: {
+          "Content-Type": "application/json; charset=utf-8",
+          "Content-Disposition": `attachment; filename="account-export-${exportId}.json"`,
+          "Cache-Control": "no-store",
+        },
+      });
+      return streamed as never;
     },
   );
 
