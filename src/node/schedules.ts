@@ -21,13 +21,14 @@ export const TRANSLATION_JOBS_EVERY_MS = 15_000;
 export const ACCOUNT_EXPORTS_EVERY_MS = 15_000;
 
 /**
- * The Node twin of the Workers cron triggers: payment reconciliation, the hourly pruning and
- * translation jobs. One process per deployment runs them (the single server, or the primary of a
- * worker cluster), so a run is never doubled by the workers. The outbox's delivery loop runs here
- * too (several processes could run it safely, as claims skip each other's rows, but one is enough).
- * Returns the stop, which resolves once the outbox's attempts in flight are recorded or released;
- * a translation job still running is handed back between batches, and `background` settles once
- * it has. The database can be closed after both.
+ * The Node twin of the Workers cron triggers: payment reconciliation, the hourly pruning,
+ * translation jobs and account exports. One process per deployment runs them (the single server,
+ * or the primary of a worker cluster), so a run is never doubled by the workers. The outbox's
+ * delivery loop runs here too (several processes could run it safely, as claims skip each other's
+ * rows, but one is enough). Returns the stop, which resolves once the outbox's attempts in flight
+ * are recorded or released; a translation job still running is handed back between batches, an
+ * export being built is finished (the run stops between exports), and `background` settles once
+ * they have. The database can be closed after both.
  */
 export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, background: BackgroundWork): () => Promise<void> {
   // A run still going when the next is due is not doubled.
