@@ -41,6 +41,7 @@ import { partnerAdminRoutes } from "./routes/admin/partners";
 import { messagingAdminRoutes } from "./routes/admin/messaging";
 import { supportAdminRoutes } from "./routes/admin/support";
 import { translationRoutes } from "./routes/translations";
+import { accountRoutes } from "./routes/account";
 import { workflowRoutes } from "./routes/workflows";
 import { workflowRunRoutes } from "./routes/workflows/runs";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
@@ -122,6 +123,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", supportAdminRoutes);
   app.route("/", aiAgentRoutes);
   app.route("/", translationRoutes);
+  app.route("/", accountRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

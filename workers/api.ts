@@ -23,6 +23,7 @@ import { inferenceFromConfig } from "../src/services/inference/from-config";
 import { runTranslationJobs } from "../src/services/translations/seeding";
 import { pruneTranslationCache } from "../src/services/translations/member-text";
 import { runWorkflowSchedule } from "../src/services/workflows/run-schedule";
+import { pruneAccountExports, runAccountExports } from "../src/services/account/export-runner";
 // The API reference page's script as text (wrangler.toml [[rules]]), served by the app.
 import apiReferenceScript from "../vendor/scalar-api-reference/standalone.js?raw";
 
@@ -40,7 +41,7 @@ export interface WorkerEnv {
 
 export interface WorkerHandler {
   fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response>;
-  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation, the event outbox's pruning, translation jobs and workflow runs. */
+  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation, the event outbox's pruning, translation jobs, workflow runs and account exports. */
   scheduled(controller: unknown, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
 }
 
@@ -49,6 +50,8 @@ type State = { ready: true; app: App; deps: AppDeps } | { ready: false; variable
 const ids = createIdGenerator(systemClock, webRandom);
 /** A cron run's share of translation work; the next run (five minutes on) goes on with the rest. */
 const CRON_TRANSLATION_BUDGET_MS = 120_000;
+/** A cron run's share of export building; the next run goes on with the rest. */
+const CRON_EXPORT_BUDGET_MS = 60_000;
 
 /**
  * A handler with its own per-isolate cache. The default export is one of these; tests make
@@ -114,6 +117,9 @@ export function createWorker(): WorkerHandler {
         task("impression pruning", pruneImpressionCounts(session.db, deps.clock.now(), deps.logger)),
         task("translation cache pruning", pruneTranslationCache(session.db, deps.clock.now(), deps.logger)),
         task("workflow runs", runWorkflowSchedule({ db: session.db, config: deps.config, ids: deps.ids, random: deps.random, now: deps.clock.now(), logger: deps.logger })),
+        task("account export pruning", pruneAccountExports(session.db, deps.clock.now(), deps.logger)),
+        // Exports a request's waitUntil did not finish, or that wait to be retried.
+        task("account exports", runAccountExports({ db: session.db, kv: deps.kv, clock: deps.clock, logger: deps.logger, budgetMs: CRON_EXPORT_BUDGET_MS })),
         // Seeding jobs a request's waitUntil did not finish, or that waited for the inference hosts.
         task(
           "translation jobs",

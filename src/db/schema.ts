@@ -332,6 +332,8 @@ export const winks = pgTable(
     check("winks_not_self", sql`${t.senderId} <> ${t.recipientId}`),
     uniqueIndex("winks_one_pending_idx").on(t.senderId, t.recipientId).where(sql`${t.status} = 'pending'`),
     index("winks_recipient_idx").on(t.recipientId, t.status, t.createdAt),
+    // A member's own winks, paged by id for their data export.
+    index("winks_sender_idx").on(t.senderId, t.id),
   ],
 );
 

@@ -12,6 +12,7 @@ import { pruneTranslationCache } from "../services/translations/member-text";
 import type { NodeDeps } from "./deps";
 import { outboxWorkerDeps, startOutboxLoop } from "../services/outbox/loop";
 import { runWorkflowSchedule } from "../services/workflows/run-schedule";
+import { pruneAccountExports, runAccountExports } from "../services/account/export-runner";
 
 const PRUNE_FIRST_AFTER_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -19,15 +20,18 @@ const PRUNE_EVERY_MS = 3_600_000;
 export const TRANSLATION_JOBS_EVERY_MS = 15_000;
 /** How often stored platform events are turned into workflow runs, and overdue runs timed out. */
 export const WORKFLOW_RUNS_EVERY_MS = 5_000;
+/** How often pending account exports are looked for (a request also starts a build at once). */
+export const ACCOUNT_EXPORTS_EVERY_MS = 15_000;
 
 /**
- * The Node twin of the Workers cron triggers: payment reconciliation, the hourly pruning and
- * translation jobs. One process per deployment runs them (the single server, or the primary of a
- * worker cluster), so a run is never doubled by the workers. The outbox's delivery loop runs here
- * too (several processes could run it safely, as claims skip each other's rows, but one is enough).
- * Returns the stop, which resolves once the outbox's attempts in flight are recorded or released;
- * a translation job still running is handed back between batches, and `background` settles once
- * it has. The database can be closed after both.
+ * The Node twin of the Workers cron triggers: payment reconciliation, the hourly pruning,
+ * translation jobs and account exports. One process per deployment runs them (the single server,
+ * or the primary of a worker cluster), so a run is never doubled by the workers. The outbox's
+ * delivery loop runs here too (several processes could run it safely, as claims skip each other's
+ * rows, but one is enough). Returns the stop, which resolves once the outbox's attempts in flight
+ * are recorded or released; a translation job still running is handed back between batches, an
+ * export being built is finished (the run stops between exports), and `background` settles once
+ * they have. The database can be closed after both.
  */
 export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, background: BackgroundWork): () => Promise<void> {
   // A run still going when the next is due is not doubled.
@@ -55,6 +59,7 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
     upkeep("event outbox pruning", pruneEventOutbox);
     upkeep("impression pruning", pruneImpressionCounts);
     upkeep("translation cache pruning", pruneTranslationCache);
+    upkeep("account export pruning", pruneAccountExports);
   };
   const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
@@ -80,16 +85,31 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
   const workflowRuns = setInterval(() => {
     if (scheduling) return;
     scheduling = true;
-    void runWorkflowSchedule({ db: deps.database.session().db, config, ids: deps.ids, random: deps.random, now: deps.clock.now(), logger })
+    const run = runWorkflowSchedule({ db: deps.database.session().db, config, ids: deps.ids, random: deps.random, now: deps.clock.now(), logger })
       .catch((err: unknown) => logger.error("workflow runs schedule failed", { error: err instanceof Error ? err.message : String(err) }))
       .finally(() => {
         scheduling = false;
       });
+    background.track(run);
   }, WORKFLOW_RUNS_EVERY_MS);
   workflowRuns.unref();
+  // Exports whose request's own build was cut short (a restart) or failed and waits to be retried.
+  let exporting = false;
+  const exports = setInterval(() => {
+    if (exporting) return;
+    exporting = true;
+    const run = runAccountExports({ db: deps.database.session().db, kv: deps.kv, clock: deps.clock, logger, signal: stopping.signal })
+      .catch((err: unknown) => logger.error("account exports failed", { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        exporting = false;
+      });
+    background.track(run);
+  }, ACCOUNT_EXPORTS_EVERY_MS);
+  exports.unref();
   return async () => {
     stopping.abort();
     clearInterval(workflowRuns);
+    clearInterval(exports);
     clearInterval(translations);
     clearInterval(reconcile);
     clearInterval(pruning);

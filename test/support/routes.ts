@@ -216,6 +216,12 @@ export const ROUTES: RouteCase[] = [
   // 404: no ticket tkt_000….
   { method: "POST", template: "/api/v1/admin/support/tickets/{ticketId}/resolve", access: "admin", path: "/api/v1/admin/support/tickets/tkt_00000000000000000000000000/resolve", body: { note: "matrix" }, expect: 404 },
   { method: "GET", template: "/api/v1/admin/support/stats", access: "admin", expect: 200 },
+  // Exports take the member's own token: an API key gets 403 (docs/api/account.md).
+  { method: "POST", template: "/api/v1/account/export", access: "user", expect: 202, apiKey: 403 },
+  // 404: a well-formed export id that names no export of the caller's.
+  { method: "GET", template: "/api/v1/account/exports/{exportId}", access: "user", path: "/api/v1/account/exports/exp_00000000000000000000000000", expect: 404, apiKey: 403 },
+  // 404: no such export; the token (not a bearer) is the credential, so any caller gets the same.
+  { method: "GET", template: "/api/v1/account/exports/{exportId}/download", access: "public", path: `/api/v1/account/exports/exp_00000000000000000000000000/download?token=${"0".repeat(64)}`, expect: 404 },
 ];
 
 /**

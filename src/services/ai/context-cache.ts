@@ -250,3 +250,13 @@ export async function invalidateContext(deps: ContextDeps, actor: Principal, use
   const [removed] = await needStore(Promise.all([deps.kv.del(KEY(userId)), deps.kv.zrem(INDEX, userId), deps.kv.incr(INVALIDATIONS)]));
   return removed > 0;
 }
+
+/**
+ * The AI context kept for a member, as stored, for their data export; null when none is kept.
+ * Read without touching the hit counts. A store that cannot answer fails the caller, so an export
+ * never claims there is nothing when it could not look.
+ */
+export async function storedContext(kv: KeyValueStore, userId: string): Promise<UserContext | null> {
+  const raw = await kv.get(KEY(userId));
+  return raw === null ? null : (parse(raw) ?? null);
+}

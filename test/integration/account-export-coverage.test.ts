@@ -1,0 +1,67 @@
+import { readFileSync } from "node:fs";
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { queryRows } from "../../src/db/rows";
+import { ExportDocument } from "../../src/routes/account/document-schema";
+import { EXPORT_COVERAGE } from "../../src/services/account/export-coverage";
+import { useTestDatabase } from "../support/environment";
+
+const env = useTestDatabase();
+
+/**
+ * Every column of the migrated schema that refers to a member: a foreign key to users, or a name
+ * that says so (`user_id`, `*_user_id`, `*_by`). A table added later with such a column fails
+ * here until the export includes it or the exclusion list names it with a reason.
+ */
+async function memberColumns(): Promise<string[]> {
+  const rows = await queryRows<{ col: string }>(
+    env.db.database.session().db,
+    sql`select kcu.table_name || '.' || kcu.column_name as col
+          from information_schema.table_constraints tc
+          join information_schema.key_column_usage kcu on kcu.constraint_name = tc.constraint_name and kcu.table_schema = tc.table_schema
+          join information_schema.constraint_column_usage ccu on ccu.constraint_name = tc.constraint_name and ccu.table_schema = tc.table_schema
+         where tc.constraint_type = 'FOREIGN KEY' and tc.table_schema = 'public' and ccu.table_name = 'users'
+        union
+        select table_name || '.' || column_name from information_schema.columns
+         where table_schema = 'public' and (column_name = 'user_id' or column_name like '%\\_user\\_id' or column_name like '%\\_by')
+        order by 1`,
+  );
+  return ["users.id", ...rows.map((r) => r.col)];
+}
+
+describe("the export's coverage of the schema", () => {
+  it("names every column that refers to a member, as exported or excluded with a reason", async () => {
+    const found = await memberColumns();
+    expect(found.length).toBeGreaterThan(30);
+    expect(found.filter((c) => !(c in EXPORT_COVERAGE))).toEqual([]);
+  });
+
+  it("finds a table added later: a new member column is a gap until it is listed", async () => {
+    const db = env.db.database.session().db;
+    await db.execute(sql`create table probe_notes (id text primary key, author text references users(id), owner_user_id text, edited_by text)`);
+    try {
+      const found = await memberColumns();
+      expect(found.filter((c) => !(c in EXPORT_COVERAGE))).toEqual(["probe_notes.author", "probe_notes.edited_by", "probe_notes.owner_user_id"]);
+    } finally {
+      await db.execute(sql`drop table probe_notes`);
+    }
+  });
+
+  it("lists no column the schema does not have, and points exported ones at a section of the document", async () => {
+    const columns = new Set(
+      (await queryRows<{ col: string }>(env.db.database.session().db, sql`select table_name || '.' || column_name as col from information_schema.columns where table_schema = 'public'`)).map((r) => r.col),
+    );
+    const sections = Object.keys(ExportDocument.shape);
+    for (const [column, coverage] of Object.entries(EXPORT_COVERAGE)) {
+      expect(columns.has(column), column).toBe(true);
+      if ("section" in coverage) expect(sections, column).toContain(coverage.section.split(/[ ,.]/)[0]);
+      else expect(coverage.excluded.length, column).toBeGreaterThan(20);
+    }
+  });
+
+  it("documents every exclusion for members in docs/api/account.md", () => {
+    const doc = readFileSync(new URL("../../docs/api/account.md", import.meta.url), "utf8");
+    const excluded = Object.entries(EXPORT_COVERAGE).filter(([, c]) => "excluded" in c).map(([column]) => column);
+    expect(excluded.filter((column) => !doc.includes(`\`${column}\``))).toEqual([]);
+  });
+});
