@@ -48,6 +48,7 @@ export const EXPORT_COVERAGE: Record<string, Coverage> = {
   "kb_assets.created_by": { excluded: STAFF },
   "translation_jobs.requested_by": { excluded: STAFF },
   "messaging_workflows.created_by": { excluded: STAFF },
+  "workflow_runs.created_by": { excluded: STAFF },
   "voucher_batches.created_by": { excluded: STAFF },
   "config_documents.updated_by": { excluded: STAFF },
 };
