@@ -104,6 +104,9 @@ export const ledgerTransactions = pgTable(
   },
   // type is one of 'transfer', 'award', 'subscription', 'funding': checked by an insert trigger
   // (migration 0023), which costs a third of what the CHECK it replaced did on every insert.
+  // Finance metrics read a window of transactions by time and their postings by transaction id:
+  // one index entry per transaction, not per posting (docs/design/ledger.md, "Finance metrics").
+  (t) => [index("ledger_transactions_created_idx").on(t.createdAt)],
 );
 
 /**
