@@ -1,3 +1,15 @@
+CREATE TABLE "finance_ledger_days" (
+	"day" date NOT NULL,
+	"type" text NOT NULL,
+	"transactions" bigint NOT NULL,
+	"minted" bigint NOT NULL,
+	"revenue" bigint NOT NULL,
+	"credited" bigint NOT NULL,
+	"unbalanced" bigint NOT NULL,
+	"computed_at" timestamp with time zone NOT NULL,
+	CONSTRAINT "finance_ledger_days_day_type_pk" PRIMARY KEY("day","type")
+);
+--> statement-breakpoint
 CREATE TABLE "subscription_charges" (
 	"transaction_id" text PRIMARY KEY NOT NULL,
 	"user_id" text NOT NULL,

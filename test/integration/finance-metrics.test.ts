@@ -1,4 +1,6 @@
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { queryRows } from "../../src/db/rows";
 import type { FinanceMetrics } from "../../src/services/finance/metrics";
 import { buildTestApp, fixedClock, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
@@ -89,9 +91,18 @@ describe("finance metrics over known records", () => {
       { date: "2026-03-10", paymentsCompleted: 0, coinsReceived: 0, minted: 0, awarded: 0, spentOnSubscriptions: 500, transferred: 30 },
     ]);
 
+    // Closed days were rolled up by that read, today was not; a transaction stamped on a closed day
+    // that commits afterwards changes the day's count, so the day is summed again.
+    const rolled = await queryRows<{ day: string }>(env.db.database.db, sql`select distinct to_char(day, 'YYYY-MM-DD') as day from finance_ledger_days order by 1`);
+    expect(rolled.map((r) => r.day)).toEqual(["2026-03-08", "2026-03-09"]);
+    await w.award(b, 9, "2026-03-09T23:00:00Z");
+    const again = await metrics(t, admin.headers);
+    expect(again.coins).toMatchObject({ minted: 869, awarded: 109 });
+    expect(again.series[1]).toMatchObject({ date: "2026-03-09", minted: 359, awarded: 109 });
+
     // One day: only its own figures.
     const ninth = await metrics(t, admin.headers, "?from=2026-03-09&to=2026-03-09");
-    expect(ninth.coins).toMatchObject({ minted: 350, transferred: 200, transfers: 1, spentOnSubscriptions: 0 });
+    expect(ninth.coins).toMatchObject({ minted: 359, transferred: 200, transfers: 1, spentOnSubscriptions: 0 });
     expect(ninth.series.map((d) => d.date)).toEqual(["2026-03-09"]);
   });
 });

@@ -1,7 +1,7 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { plans, subscriptions } from "../../db/schema";
-import { subscriptionCharges } from "../../db/tables/subscriptions";
+import { subscriptionCharges } from "../../db/tables/finance";
 import { ApiError } from "../../errors";
 import type { Principal } from "../../auth/principal";
 import type { Clock } from "../../platform/clock";
