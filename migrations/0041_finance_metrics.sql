@@ -21,6 +21,7 @@ CREATE TABLE "subscription_charges" (
 ALTER TABLE "subscription_charges" ADD CONSTRAINT "subscription_charges_plan_id_plans_id_fk" FOREIGN KEY ("plan_id") REFERENCES "public"."plans"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "subscription_charges_created_idx" ON "subscription_charges" USING btree ("created_at");--> statement-breakpoint
 CREATE INDEX "ledger_transactions_created_idx" ON "ledger_transactions" USING btree ("created_at");--> statement-breakpoint
+CREATE INDEX "ledger_transactions_funding_idx" ON "ledger_transactions" USING btree ("created_at","id") WHERE "ledger_transactions"."type" = 'funding';--> statement-breakpoint
 CREATE INDEX "payments_created_idx" ON "payments" USING btree ("created_at");--> statement-breakpoint
 CREATE INDEX "payments_completed_idx" ON "payments" USING btree ("completed_at") WHERE "payments"."status" = 'completed';--> statement-breakpoint
 -- Subscription payments made before this table: their note names the plan ("<plan name> plan, <n> days").

@@ -106,7 +106,12 @@ export const ledgerTransactions = pgTable(
   // (migration 0023), which costs a third of what the CHECK it replaced did on every insert.
   // Finance metrics read a window of transactions by time and their postings by transaction id:
   // one index entry per transaction, not per posting (docs/design/ledger.md, "Finance metrics").
-  (t) => [index("ledger_transactions_created_idx").on(t.createdAt)],
+  // The funding transactions of a window, id included, are read from the partial index alone
+  // (reconciliation); it grows with funding credits only, not with every transfer.
+  (t) => [
+    index("ledger_transactions_created_idx").on(t.createdAt),
+    index("ledger_transactions_funding_idx").on(t.createdAt, t.id).where(sql`${t.type} = 'funding'`),
+  ],
 );
 
 /**
