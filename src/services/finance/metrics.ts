@@ -181,7 +181,9 @@ async function paymentChecks(db: Db, w: FinanceWindow) {
                count(*) filter (where credits > 1)::text as duplicate,
                count(*) filter (where credits = 1 and credited <> coins)::text as mismatch,
                -- A probe of the payments' unique index per funding transaction, not a hash of every payment.
-               (select count(*) filter (where (select p.status from payments p where p.ledger_transaction_id = t.id) is distinct from 'completed')
+               -- Only a completed payment names a ledger transaction (CHECK payments_completed_credited),
+               -- so the index alone answers.
+               (select count(*) filter (where not exists (select 1 from payments p where p.ledger_transaction_id = t.id))
                  from ledger_transactions t
                  where t.type = 'funding' and t.created_at >= ${w.start} and t.created_at < ${w.end})::text as orphan
         from checked`,
