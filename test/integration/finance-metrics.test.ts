@@ -100,6 +100,11 @@ describe("finance metrics over known records", () => {
     expect(again.coins).toMatchObject({ minted: 869, awarded: 109 });
     expect(again.series[1]).toMatchObject({ date: "2026-03-09", minted: 359, awarded: 109 });
 
+    // Readers that find the same stale days at once store the same rollup and agree.
+    await w.award(c, 4, "2026-03-08T06:00:00Z");
+    const together = await Promise.all(Array.from({ length: 4 }, () => metrics(t, admin.headers)));
+    for (const r of together) expect(r.coins).toMatchObject({ minted: 873, awarded: 113 });
+
     // One day: only its own figures.
     const ninth = await metrics(t, admin.headers, "?from=2026-03-09&to=2026-03-09");
     expect(ninth.coins).toMatchObject({ minted: 359, transferred: 200, transfers: 1, spentOnSubscriptions: 0 });

@@ -92,8 +92,10 @@ async function store(db: Db, days: string[], rows: DayType[]): Promise<void> {
     const t = tx as unknown as Db;
     await t.execute(sql`delete from finance_ledger_days where day = any(${`{${days.join(",")}}`}::date[])`);
     if (rows.length === 0) return;
+    // Keys in one order, so two readers storing the same days wait for each other instead of deadlocking.
+    const sorted = [...rows].sort((a, b) => (a.day + a.type < b.day + b.type ? -1 : 1));
     const values = sql.join(
-      rows.map((r) => sql`(${r.day}::date, ${r.type}, ${r.transactions}, ${r.minted}, ${r.revenue}, ${r.credited}, ${r.unbalanced}, now())`),
+      sorted.map((r) => sql`(${r.day}::date, ${r.type}, ${r.transactions}, ${r.minted}, ${r.revenue}, ${r.credited}, ${r.unbalanced}, now())`),
       sql`, `,
     );
     await t.execute(
