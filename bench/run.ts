@@ -3,6 +3,7 @@ import { benchAi } from "./ai";
 import { benchAiBudget } from "./ai-budget";
 import { benchAuth } from "./auth";
 import { benchDiscover } from "./discover";
+import { benchFinance } from "./finance";
 import { benchHttp } from "./http";
 import { benchSse } from "./sse";
 import { benchSupport } from "./support";
@@ -51,6 +52,7 @@ const benches: Record<string, () => Promise<void>> = {
       baseline: text("baseline"),
       rounds: flag("rounds", 1),
     }),
+  finance: () => benchFinance({ seconds: flag("seconds", 10), rounds: flag("rounds", 2), connections: flag("connections", 1), postings: flag("postings", 1_000_000), payments: flag("payments", 100_000) }),
   sse: () => benchSse({ streams: flag("streams", 10_000), batch: flag("batch", 500), timeoutSeconds: flag("timeout", 30) }),
   support: () => benchSupport({ seconds: flag("seconds", 8), connections: flag("connections", 16), users: flag("users", 2000), megabytes: flag("megabytes", 2) }),
   transfers: () =>

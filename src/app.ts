@@ -8,6 +8,7 @@ import { apiKeyRoutes } from "./routes/admin/api-keys";
 import { authTestRoutes } from "./routes/auth/test";
 import { observabilityRoutes } from "./routes/admin/observability";
 import { coinAdminRoutes } from "./routes/admin/coins";
+import { financeAdminRoutes } from "./routes/admin/finance";
 import { auditRoutes } from "./routes/admin/audit";
 import { regionRoutes } from "./routes/config/regions";
 import { voucherRoutes } from "./routes/admin/vouchers";
@@ -103,6 +104,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", walletRoutes);
   app.route("/", subscriptionRoutes);
   app.route("/", coinAdminRoutes);
+  app.route("/", financeAdminRoutes);
   app.route("/", auditRoutes);
   app.route("/", regionRoutes);
   app.route("/", voucherRoutes);

@@ -104,6 +104,14 @@ export const ledgerTransactions = pgTable(
   },
   // type is one of 'transfer', 'award', 'subscription', 'funding': checked by an insert trigger
   // (migration 0023), which costs a third of what the CHECK it replaced did on every insert.
+  // Finance metrics read a window of transactions by time and their postings by transaction id:
+  // one index entry per transaction, not per posting (docs/design/ledger.md, "Finance metrics").
+  // The funding transactions of a window, id included, are read from the partial index alone
+  // (reconciliation); it grows with funding credits only, not with every transfer.
+  (t) => [
+    index("ledger_transactions_created_idx").on(t.createdAt),
+    index("ledger_transactions_funding_idx").on(t.createdAt, t.id).where(sql`${t.type} = 'funding'`),
+  ],
 );
 
 /**

@@ -74,6 +74,7 @@ export const ROUTES: RouteCase[] = [
   // 422 insufficient_funds: a fresh wallet holds 0 coins.
   { method: "POST", template: "/api/v1/subscriptions", access: "user", body: { planId: "premium" }, expect: 422 },
   { method: "GET", template: "/api/v1/admin/coins/mint/state", access: "admin", expect: 200 },
+  { method: "GET", template: "/api/admin/finance/metrics", access: "admin", expect: 200 },
   { method: "GET", template: "/api/v1/admin/audit", access: "admin", expect: 200 },
   { method: "GET", template: "/api/v1/admin/config/maps/regions", access: "admin", expect: 200 },
   // 428: the matrix sends no If-Match (docs/api/admin.md: the write must name the version it replaces).

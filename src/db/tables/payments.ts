@@ -65,6 +65,9 @@ export const payments = pgTable(
     index("payments_pending_idx").on(t.createdAt).where(sql`${t.status} = 'pending'`),
     // Reconciliation also asks about failed and expired payments of the providers it can ask (money may still arrive for them).
     index("payments_recheck_idx").on(t.createdAt).where(sql`${t.status} in ('failed', 'expired') and ${t.provider} <> 'card-a'`),
+    // Finance metrics: payments made in a window (by status) and payments completed in a window.
+    index("payments_created_idx").on(t.createdAt),
+    index("payments_completed_idx").on(t.completedAt).where(sql`${t.status} = 'completed'`),
     index("payments_review_idx").on(t.reviewFlaggedAt).where(sql`${t.reviewReason} is not null`),
   ],
 );

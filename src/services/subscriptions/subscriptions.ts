@@ -1,6 +1,7 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { plans, subscriptions } from "../../db/schema";
+import { subscriptionCharges } from "../../db/tables/finance";
 import { ApiError } from "../../errors";
 import type { Principal } from "../../auth/principal";
 import type { Clock } from "../../platform/clock";
@@ -68,8 +69,9 @@ export async function subscribe(m: MoneyContext, actor: Principal, planId: strin
   const period = plan.periodDays * DAY_MS;
   return m.db.transaction(async (tx) => {
     const wallet = await ensureWallet(tx, actor.userId, m.ids);
+    const transactionId = m.ids.next("txn");
     const balances = await postTransaction(tx, {
-      id: m.ids.next("txn"),
+      id: transactionId,
       type: "subscription",
       at: now,
       note: `${plan.name} plan, ${plan.periodDays} days`,
@@ -79,6 +81,7 @@ export async function subscribe(m: MoneyContext, actor: Principal, planId: strin
         { accountId: SUBSCRIPTION_REVENUE_ACCOUNT, amount: plan.priceCoins },
       ],
     });
+    await tx.insert(subscriptionCharges).values({ transactionId, userId: actor.userId, planId: plan.id, coins: plan.priceCoins, createdAt: now });
     const [row] = await tx
       .insert(subscriptions)
       .values({ id: m.ids.next("sub"), userId: actor.userId, planId: plan.id, currentPeriodStart: now, currentPeriodEnd: new Date(m.now + period), createdAt: now, updatedAt: now })
