@@ -32,3 +32,5 @@ JOIN "ledger_postings" p ON p."transaction_id" = t."id" AND p."account_id" = 'sy
 JOIN "plans" pl ON t."note" LIKE pl."name" || ' plan,%'
 WHERE t."type" = 'subscription' AND t."actor_user_id" IS NOT NULL
 ON CONFLICT DO NOTHING;
+--> statement-breakpoint
+CREATE INDEX "subscription_charges_user_idx" ON "subscription_charges" USING btree ("user_id","transaction_id");

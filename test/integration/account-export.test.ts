@@ -78,6 +78,7 @@ async function fillEveryArea(member: Person, friend: Person, stranger: Person): 
   await db().execute(sql`insert into payments (id, provider, user_id, status, amount, currency, coins, provider_ref, callback_token, idempotency_key, details, created_at, updated_at, expires_at)
     values ('mm_export', 'mobile-money', ${m}, 'pending', 500, 'KES', 5, 'ws_CO_1', 'secret-callback-token', 'idem-export', '{"phoneNumber":"254700000001"}', ${T}, ${T}, ${T})`);
   await db().execute(sql`insert into subscriptions (id, user_id, plan_id, current_period_start, current_period_end, created_at, updated_at) values ('sub_export', ${m}, 'premium', ${T}, '2026-12-01T10:00:00.000Z', ${T}, ${T})`);
+  await db().execute(sql`insert into subscription_charges (transaction_id, user_id, plan_id, coins, created_at) values (${`txn_charge_${m}`}, ${m}, 'premium', 30, ${T})`);
   await db().execute(sql`insert into voucher_batches (id, coins, count, created_by, created_at) values ('vbt_export', 7, 1, ${admin.id}, ${T})`);
   await db().execute(sql`insert into vouchers (id, batch_id, code_hash, hint, coins, status, redeemed_by, redeemed_at, ledger_transaction_id) values ('vch_export', 'vbt_export', 'voucher-code-hash', 'AB12', 7, 'redeemed', ${m}, ${T}, 'ltx_voucher_export')`);
   await db().execute(sql`insert into support_answers (id, category, language, via, escalated, reasons, cited, created_at) values ('ans_export', 'billing', 'en', 'model', true, '["refund"]', false, ${T})`);
@@ -130,6 +131,7 @@ describe("POST /api/v1/account/export, GET /api/v1/account/exports/{exportId} an
         { paymentId: "mm_export", provider: "mobile-money", status: "pending", amount: 500, currency: "KES", coins: 5, providerRef: "ws_CO_1", details: { phoneNumber: "254700000001" }, failureReason: null, createdAt: T, updatedAt: T, completedAt: null, expiresAt: T },
       ],
       subscriptions: [{ subscriptionId: "sub_export", planId: "premium", currentPeriodStart: T, currentPeriodEnd: "2026-12-01T10:00:00.000Z", createdAt: T, updatedAt: T }],
+      subscriptionCharges: [{ transactionId: `txn_charge_${member.id}`, planId: "premium", coins: 30, createdAt: T }],
       vouchersRedeemed: [{ voucherId: "vch_export", hint: "AB12", coins: 7, redeemedAt: T }],
       support: {
         tickets: [

@@ -18,7 +18,7 @@ export const subscriptionCharges = pgTable(
     coins: bigint("coins", { mode: "number" }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
   },
-  (t) => [index("subscription_charges_created_idx").on(t.createdAt)],
+  (t) => [index("subscription_charges_created_idx").on(t.createdAt), index("subscription_charges_user_idx").on(t.userId, t.transactionId)],
 );
 
 /**

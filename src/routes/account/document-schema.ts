@@ -49,6 +49,7 @@ const Payment = z.object({
   expiresAt: maybeTime,
 });
 const Subscription = z.object({ subscriptionId: z.string(), planId: z.string(), currentPeriodStart: time, currentPeriodEnd: time, createdAt: time, updatedAt: time });
+const SubscriptionCharge = z.object({ transactionId: z.string(), planId: z.string(), coins: z.number().int(), createdAt: time });
 const Voucher = z.object({ voucherId: z.string(), hint: z.string(), coins: z.number().int(), redeemedAt: maybeTime });
 const Answer = z.object({ answerId: z.string(), category: z.string(), language: z.string(), via: z.string(), escalated: z.boolean(), reasons: z.array(z.string()), cited: z.boolean(), createdAt: time });
 const Ticket = z.object({ ticketId: z.string(), category: z.string(), language: z.string(), reasons: z.array(z.string()), status: z.string(), createdAt: time, resolvedAt: maybeTime, answer: Answer });
@@ -101,6 +102,7 @@ export const ExportDocument = z
     wallet: Wallet.nullable(),
     payments: z.array(Payment),
     subscriptions: z.array(Subscription),
+    subscriptionCharges: z.array(SubscriptionCharge),
     vouchersRedeemed: z.array(Voucher),
     support: z.object({ tickets: z.array(Ticket), videoRequests: z.array(VideoRequest) }),
     aiContext: AiContext.nullable(),

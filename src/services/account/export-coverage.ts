@@ -29,6 +29,7 @@ export const EXPORT_COVERAGE: Record<string, Coverage> = {
   "ledger_transactions.actor_user_id": { section: "wallet.history (the member's own movements, through their wallet's postings)" },
   "payments.user_id": { section: "payments" },
   "subscriptions.user_id": { section: "subscriptions" },
+  "subscription_charges.user_id": { section: "subscriptionCharges" },
   "vouchers.redeemed_by": { section: "vouchersRedeemed" },
   "support_tickets.user_id": { section: "support.tickets (with the answer each came from)" },
   "support_tickets.resolved_by": { excluded: STAFF },

@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/port";
+import { subscriptionCharges } from "../../db/tables/finance";
 import { apiKeys, blocks, ledgerAccounts, ledgerPostings, ledgerTransactions, matches, profiles, reports, subscriptions, swipes, users, winks } from "../../db/schema";
 import { partners } from "../../db/tables/partners";
 import { payments } from "../../db/tables/payments";
@@ -197,6 +198,11 @@ export async function buildExportDocument(deps: DocumentDeps, input: { exportId:
   out.field(
     "subscriptions",
     subs.map((s) => ({ subscriptionId: s.id, planId: s.planId, currentPeriodStart: iso(s.currentPeriodStart), currentPeriodEnd: iso(s.currentPeriodEnd), createdAt: iso(s.createdAt), updatedAt: iso(s.updatedAt) })),
+  );
+  await out.array(
+    "subscriptionCharges",
+    keyset(deps, "subscriptionCharges", (c: string | undefined, limit) => db.select().from(subscriptionCharges).where(and(eq(subscriptionCharges.userId, userId), after(subscriptionCharges.transactionId, c))).orderBy(asc(subscriptionCharges.transactionId)).limit(limit), (r) => r.transactionId),
+    (r) => ({ transactionId: r.transactionId, planId: r.planId, coins: r.coins, createdAt: iso(r.createdAt) }),
   );
   await out.array(
     "vouchersRedeemed",
