@@ -10,3 +10,10 @@ DROP INDEX "profiles_discovery_placed_idx";--> statement-breakpoint
 CREATE INDEX "profiles_discovery_placed_idx" ON "profiles" USING btree ("gender", ((floor("latitude")::int + 90) * 361 + floor("longitude")::int + 180), (extract(year from "birth_date")::int), date_trunc('hour', "last_active_at" AT TIME ZONE 'UTC'))
   INCLUDE ("birth_date", "latitude", "longitude", "age_min", "age_max", "max_distance_km", "last_active_at", "created_at", "user_id", "interested_in", "interests")
   WHERE "visibility" = 'visible' AND "latitude" IS NOT NULL AND "longitude" IS NOT NULL;
+--> statement-breakpoint
+-- The same-country arm (profiles without a position) is read the same way: by birth year, then in
+-- slices of hours, with every column it reads included.
+DROP INDEX "profiles_discovery_unplaced_idx";--> statement-breakpoint
+CREATE INDEX "profiles_discovery_unplaced_idx" ON "profiles" USING btree ("country", "gender", (extract(year from "birth_date")::int), date_trunc('hour', "last_active_at" AT TIME ZONE 'UTC'))
+  INCLUDE ("birth_date", "latitude", "longitude", "age_min", "age_max", "max_distance_km", "last_active_at", "created_at", "user_id", "interested_in", "interests")
+  WHERE "visibility" = 'visible' AND ("latitude" IS NULL OR "longitude" IS NULL);

@@ -77,29 +77,29 @@ interface CandidateRow extends Record<string, unknown> {
 const HOUR_MS = 3_600_000;
 
 /**
- * The UTC hour of a profile's last activity, exactly as profiles_discovery_placed_idx keys it, so
- * that a bound on it bounds the index read.
+ * The UTC hour of a profile's last activity, exactly as profiles_discovery_placed_idx and
+ * profiles_discovery_unplaced_idx key it, so that a bound on it bounds the index read.
  */
 const ACTIVE_HOUR: SQL = sql.raw(`date_trunc('hour', p.last_active_at at time zone 'UTC')`);
 
 /**
- * The calendar year of birth, exactly as profiles_discovery_placed_idx keys it: asked as a list of
- * years, the index is descended once per cell and year, so within each it reads only the recent
- * hours of people born that year rather than every age's recent entries.
+ * The calendar year of birth, exactly as both discovery indexes key it: asked as a list of years,
+ * the index is descended once per cell (or country) and year, so within each it reads only the
+ * recent hours of people born that year rather than every age's recent entries.
  */
 const BIRTH_YEAR: SQL = sql.raw(`(extract(year from p.birth_date)::int)`);
 
 /**
- * How far back each slice of the placed arm reaches, newest first: the scan reads the people
+ * How far back each slice of the scan reaches, newest first: the scan reads the people
  * active in the last hour or two, and each older slice only when the newer ones left the
  * candidate limit unfilled. Each slice reaches four times as far back as the one before, so a scan
  * reads at most about four times the people it keeps, whatever the local pattern of activity.
  */
 const SLICE_HOURS = [1, 4, 16, 64] as const;
 
-/** One arm of the candidate scan: its condition, and whether it reads placed profiles (keyed by day). */
+/** One arm of the candidate scan: its condition, and whether its index is keyed by the hour of activity (read in slices). */
 interface Arm {
-  placed: boolean;
+  sliced: boolean;
   where: SQL;
 }
 
@@ -125,17 +125,17 @@ export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wish
   // Every id in it is NOT NULL, so NOT IN has no NULL trap here.
   const excluded = sql`p.user_id not in (select id from excluded)`;
   // Hour starts (UTC) that bound the slices, newest first: slice 0 is from[0] on (with the
-  // unplaced arm whole), slice k is from[k] up to from[k-1], the last slice everything before.
+  // arms read whole), slice k is from[k] up to from[k-1], the last slice everything before.
   const from = SLICE_HOURS.map((h) => new Date(Math.floor((ctx.now - h * HOUR_MS) / HOUR_MS) * HOUR_MS).toISOString());
-  const placedArms = arms.filter((arm) => arm.placed);
+  const slicedArms = arms.filter((arm) => arm.sliced);
   const ctes: SQL[] = [
     sql`excluded as materialized (${excludedIds(me, today)})`,
     sql`s0 as (select p.* from (${sql.join(
-      arms.map((arm) => scan(arm.placed ? sql`${arm.where} and ${ACTIVE_HOUR} >= ${from[0]}::timestamp` : arm.where)),
+      arms.map((arm) => scan(arm.sliced ? sql`${arm.where} and ${ACTIVE_HOUR} >= ${from[0]}::timestamp` : arm.where)),
       sql` union all `,
     )}) p where ${excluded})`,
   ];
-  if (placedArms.length > 0) {
+  if (slicedArms.length > 0) {
     // How many of slice 0 are active since each slice's end: one pass over it.
     ctes.push(sql`n0 as (select ${sql.join(from.map((f, k) => sql`count(*) filter (where p.last_active_at >= ${f}::timestamptz) as ${sql.raw(`a${k}`)}`), sql`, `)} from s0 p)`);
     for (let k = 1; k <= from.length; k++) {
@@ -149,11 +149,11 @@ export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wish
         [sql`(select ${sql.raw(`a${k - 1}`)} from n0)`, ...Array.from({ length: k - 1 }, (_, j) => sql`(select count(*) from ${sql.raw(`s${j + 1}`)})`)],
         sql` + `,
       );
-      ctes.push(sql`${sql.raw(`s${k}`)} as (select p.* from (${sql.join(placedArms.map((arm) => scan(sql`${arm.where} and ${window}`)), sql` union all `)}) p
+      ctes.push(sql`${sql.raw(`s${k}`)} as (select p.* from (${sql.join(slicedArms.map((arm) => scan(sql`${arm.where} and ${window}`)), sql` union all `)}) p
         where ${newer} < ${limit}::int and ${excluded})`);
     }
   }
-  const slices = 1 + (placedArms.length > 0 ? from.length : 0);
+  const slices = 1 + (slicedArms.length > 0 ? from.length : 0);
   const rows = await preparedRows<CandidateRow>(
     ctx.db,
     sql`with ${sql.join(ctes, sql`, `)}
@@ -202,12 +202,13 @@ function birthYears(wishes: SessionViewer, today: string): number[] {
  *   bounding box (./geo-cells.ts; read from profiles_discovery_placed_idx cell by cell and birth
  *   year by birth year, within each the most recent hours of activity first, see SLICE_HOURS),
  *   then the box itself, then the exact great-circle distance;
- * - profiles without a position, when they share the viewer's country.
+ * - profiles without a position, when they share the viewer's country (profiles_discovery_unplaced_idx,
+ *   country by birth year, in the same slices of hours).
  * A viewer without a position sees their country (placed or not); without a country either, nobody.
  */
 function candidateArms(viewer: Viewer, years: number[]): Arm[] {
   const sameCountry = viewer.country === null ? null : sql`p.country = ${viewer.country}`;
-  if (viewer.latitude === null || viewer.longitude === null) return sameCountry ? [{ placed: false, where: sameCountry }] : [];
+  if (viewer.latitude === null || viewer.longitude === null) return sameCountry ? [{ sliced: false, where: sameCountry }] : [];
   const lat = viewer.latitude;
   const lon = viewer.longitude;
   const km = viewer.maxDistanceKm;
@@ -226,7 +227,8 @@ function candidateArms(viewer: Viewer, years: number[]): Arm[] {
       : sql`${GEO_CELL_OF_PROFILE} between ${cells.band[0]}::int and ${cells.band[1]}::int`;
   const placed = sql`${cellCondition} and ${BIRTH_YEAR} = any(${sql.param(years)}::int[]) and p.latitude between ${box.latMin}::float8 and ${box.latMax}::float8 and ${lonCondition}
       and ${nearEnough(lat, lon, km)}`;
-  const placedArm = { placed: true, where: placed };
-  return sameCountry ? [placedArm, { placed: false, where: sql`(p.latitude is null or p.longitude is null) and ${sameCountry}` }] : [placedArm];
+  const placedArm = { sliced: true, where: placed };
+  const unplaced = sql`(p.latitude is null or p.longitude is null) and ${sameCountry} and ${BIRTH_YEAR} = any(${sql.param(years)}::int[])`;
+  return sameCountry ? [placedArm, { sliced: true, where: unplaced }] : [placedArm];
 }
 
