@@ -115,45 +115,48 @@ export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wish
   if (arms.length === 0) return [];
   const me = viewer.userId;
   const limit = options.candidateLimit;
-  const scan = (arm: SQL) => sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at,
-              date_part('epoch', p.last_active_at) * 1000 as last_active_ms, date_part('epoch', p.created_at) * 1000 as created_ms
+  // The arms once, as a CTE that is not materialized: each slice below reads it with its own
+  // bound on the hour, which the planner pushes down into every arm's index scan.
+  const candidates = sql.join(
+    arms.map(
+      (arm) => sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at,
+              date_part('epoch', p.last_active_at) * 1000 as last_active_ms, date_part('epoch', p.created_at) * 1000 as created_ms, ${ACTIVE_HOUR} as active_hour
             from profiles p
             where p.visibility = 'visible'
               and p.user_id <> ${me}
               and ${wishedBothWays(wishes, today)}
-              and ${arm}`;
+              and ${arm.where}`,
+    ),
+    sql` union all `,
+  );
   // Every id in it is NOT NULL, so NOT IN has no NULL trap here.
   const excluded = sql`p.user_id not in (select id from excluded)`;
-  // Hour starts (UTC) that bound the slices, newest first: slice 0 is from[0] on (with the
-  // arms read whole), slice k is from[k] up to from[k-1], the last slice everything before.
+  // Hour starts (UTC) that bound the slices, newest first: slice 0 is from[0] on, slice k is
+  // from[k] up to from[k-1], the last slice everything before. A viewer without a position reads
+  // their country whole, in slice 0.
   const from = SLICE_HOURS.map((h) => new Date(Math.floor((ctx.now - h * HOUR_MS) / HOUR_MS) * HOUR_MS).toISOString());
-  const slicedArms = arms.filter((arm) => arm.sliced);
+  const sliced = arms.every((arm) => arm.sliced);
   const ctes: SQL[] = [
     sql`excluded as materialized (${excludedIds(me, today)})`,
-    sql`s0 as (select p.* from (${sql.join(
-      arms.map((arm) => scan(arm.sliced ? sql`${arm.where} and ${ACTIVE_HOUR} >= ${from[0]}::timestamp` : arm.where)),
-      sql` union all `,
-    )}) p where ${excluded})`,
+    sql`candidates as not materialized (${candidates})`,
+    sql`s0 as (select p.* from candidates p where ${sliced ? sql`p.active_hour >= ${from[0]}::timestamp and ` : sql``}${excluded})`,
   ];
-  if (slicedArms.length > 0) {
+  if (sliced) {
     // How many of slice 0 are active since each slice's end: one pass over it.
     ctes.push(sql`n0 as (select ${sql.join(from.map((f, k) => sql`count(*) filter (where p.last_active_at >= ${f}::timestamptz) as ${sql.raw(`a${k}`)}`), sql`, `)} from s0 p)`);
     for (let k = 1; k <= from.length; k++) {
       const window =
-        k < from.length
-          ? sql`${ACTIVE_HOUR} >= ${from[k]}::timestamp and ${ACTIVE_HOUR} < ${from[k - 1]}::timestamp`
-          : sql`${ACTIVE_HOUR} < ${from[k - 1]}::timestamp`;
+        k < from.length ? sql`p.active_hour >= ${from[k]}::timestamp and p.active_hour < ${from[k - 1]}::timestamp` : sql`p.active_hour < ${from[k - 1]}::timestamp`;
       // Read only when the newer slices hold fewer than `limit` people active since this slice's
       // end: scalar subqueries over no column of the scan, so the planner checks them once, before the scan starts.
       const newer = sql.join(
         [sql`(select ${sql.raw(`a${k - 1}`)} from n0)`, ...Array.from({ length: k - 1 }, (_, j) => sql`(select count(*) from ${sql.raw(`s${j + 1}`)})`)],
         sql` + `,
       );
-      ctes.push(sql`${sql.raw(`s${k}`)} as (select p.* from (${sql.join(slicedArms.map((arm) => scan(sql`${arm.where} and ${window}`)), sql` union all `)}) p
-        where ${newer} < ${limit}::int and ${excluded})`);
+      ctes.push(sql`${sql.raw(`s${k}`)} as (select p.* from candidates p where ${window} and ${newer} < ${limit}::int and ${excluded})`);
     }
   }
-  const slices = 1 + (slicedArms.length > 0 ? from.length : 0);
+  const slices = 1 + (sliced ? from.length : 0);
   const rows = await preparedRows<CandidateRow>(
     ctx.db,
     sql`with ${sql.join(ctes, sql`, `)}
