@@ -61,8 +61,9 @@ const LOADERS = 4;
  * A bulk load as an operator would run one (the order pg_restore uses): the rows first, over
  * several connections, each without a flush wait per statement; then the secondary indexes and
  * the profiles' foreign key, each built once (a sort, or one join) rather than kept up row by row,
- * side by side on their own connections with a larger sort memory; then the statistics and the
- * visibility map that autovacuum would write soon after a load anyway.
+ * one after another with a larger sort memory (side by side, they fought over two cores and took
+ * longer); then the statistics and the visibility map that autovacuum would write soon after a
+ * load anyway. Measured in docs/design/performance.md ("Bulk load of the discover bench").
  */
 export async function seedProfiles(url: string, count: number, benchIds: string[]): Promise<string> {
   const phases: string[] = [];
