@@ -1,9 +1,9 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
 import { startTestIssuer } from "../test/support/issuer";
 import { closedLoop, stats, type Stats } from "./lib/closed-loop";
 import { keepAliveGet } from "./lib/http-client";
+import { seedProfiles } from "./lib/discover-seed";
 import { cpuDelta, cpuMs, cpuMsByPid, postgresBackends } from "./lib/cpu";
 import { API_NODE_ARGS, benchKvPrefix, buildRef, PG_ADMIN_URL, REDIS_URL, freePort, freshDatabase, signInAll, startApi, startProcess, type Child } from "./lib/servers";
 
@@ -42,9 +42,9 @@ export async function benchDiscover(options: {
     const tokens = await Promise.all(Array.from({ length: options.users }, (_, i) => issuer.sign({ sub: `bench-discover-${i}`, email: `d${i}@bench.test` }, { expiresIn: "2h" })));
     const ids = await signInAll(api.url, tokens);
     const seedStarted = Date.now();
-    await seed(databaseUrl, options.profiles, ids);
+    const phases = await seedProfiles(databaseUrl, options.profiles, ids);
     console.log(
-      `setup: ${options.profiles} seeded profiles + ${ids.length} bench users with profiles (enterprise); seeding ${((Date.now() - seedStarted) / 1000).toFixed(1)} s, setup ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      `setup: ${options.profiles} seeded profiles + ${ids.length} bench users with profiles (enterprise); seeding ${((Date.now() - seedStarted) / 1000).toFixed(1)} s (${phases}), setup ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
 
     // Warm the JIT, the pools and the plan cache; not measured.
@@ -171,94 +171,4 @@ async function drive(url: string, tokens: string[], options: { seconds: number; 
     return { ok: true, kind };
   });
   return { ...result, cards, failures };
-}
-
-const CITIES = [
-  ["Berlin", "DE", 52.52, 13.405],
-  ["Hamburg", "DE", 53.551, 9.994],
-  ["Munich", "DE", 48.137, 11.575],
-  ["Paris", "FR", 48.857, 2.352],
-  ["Lyon", "FR", 45.764, 4.836],
-  ["Madrid", "ES", 40.417, -3.704],
-  ["Barcelona", "ES", 41.385, 2.173],
-  ["London", "GB", 51.507, -0.128],
-] as const;
-
-const INTERESTS = [
-  "hiking", "cooking", "jazz", "techno", "yoga", "running", "climbing", "photography", "travel", "books",
-  "board games", "video games", "cinema", "theatre", "art", "museums", "football", "tennis", "cycling", "swimming",
-  "wine", "coffee", "baking", "gardening", "dogs", "cats", "dancing", "concerts", "languages", "volunteering",
-];
-
-/**
- * Users and profiles in a handful of set-based statements: positions jittered around 8 cities
- * (±~30 km), 3% without a position, 5% hidden, mostly straight with some bi and nonbinary
- * people, age wishes around each person's own age, 3–6 interests each. The bench users get the
- * same kind of profile plus an enterprise subscription.
- */
-async function seed(url: string, count: number, benchIds: string[]): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    // A bulk load as an operator would run one: no flush wait per statement, and the profiles'
-    // secondary indexes built once after the rows are in (a sort each) rather than kept up row by row.
-    await client.query("set synchronous_commit = off");
-    await client.query("set maintenance_work_mem = '256MB'");
-    await client.query("select setseed(0.42)");
-    const { rows: indexes } = await client.query<{ name: string; definition: string }>(
-      `select indexname as name, indexdef as definition from pg_indexes
-       where schemaname = 'public' and tablename = 'profiles' and indexname not in (select conname from pg_constraint)`,
-    );
-    for (const { name } of indexes) await client.query(`drop index "${name}"`);
-    await client.query(
-      `insert into users (id, subject, email, role, created_at)
-       select 'usr_seed' || lpad(g::text, 7, '0'), 'seed-' || g, 'seed' || g || '@bench.test', 'user', now() - random() * interval '365 days'
-       from generate_series(1, $1::int) g`,
-      [count],
-    );
-    const cities = `(values ${CITIES.map(([name, country, lat, lon], i) => `(${i}, '${name}', '${country}', ${lat}::float8, ${lon}::float8)`).join(", ")}) as c(i, name, country, lat, lon)`;
-    const interests = `array[${INTERESTS.map((s) => `'${s}'`).join(", ")}]`;
-    const profileSelect = (source: string) => `
-      with src as (${source}),
-      r as (
-        select uid, floor(random() * ${CITIES.length})::int as city, random() as gx, random() as ix, 18 + floor(power(random(), 1.6) * 42)::int as age,
-               random() as jlat, random() as jlon, random() as nopos, random() as hide, random() as act, random() as made, random() as spread, random() as far, random() as pick
-        from src
-      )
-      insert into profiles (user_id, display_name, birth_date, gender, interested_in, age_min, age_max, max_distance_km, interests, latitude, longitude,
-                            city, country, visibility, created_at, updated_at, last_active_at, bio, tagline, photos, languages)
-      select r.uid, 'Member ' || right(r.uid, 6),
-             (current_date - make_interval(years => r.age))::date - floor(random() * 360)::int,
-             g.gender,
-             case when g.gender = 'woman' then (case when r.ix < 0.85 then array['man'] when r.ix < 0.95 then array['man', 'woman'] else array['woman'] end)
-                  when g.gender = 'man' then (case when r.ix < 0.88 then array['woman'] when r.ix < 0.95 then array['woman', 'man'] else array['man'] end)
-                  else array['woman', 'man', 'nonbinary', 'other'] end,
-             greatest(18, r.age - 3 - floor(r.spread * 8)::int), least(99, r.age + 3 + floor(r.spread * 10)::int),
-             (array[10, 25, 50, 50, 80, 100, 150])[1 + floor(r.far * 7)::int],
-             -- 3–6 distinct interests: a run of the list from a random start (no per-row subquery).
-             (${interests})[1 + floor(r.pick * ${INTERESTS.length - 6})::int : 1 + floor(r.pick * ${INTERESTS.length - 6})::int + 2 + floor(r.ix * 4)::int],
-             case when r.nopos < 0.03 then null else c.lat + (r.jlat - 0.5) * 0.55 end,
-             case when r.nopos < 0.03 then null else c.lon + (r.jlon - 0.5) * 0.85 end,
-             c.name, c.country,
-             case when r.hide < 0.05 then 'hidden' else 'visible' end,
-             now() - r.made * interval '365 days', now(), now() - power(r.act, 3) * interval '30 days',
-             'Hello from ' || c.name, 'Looking for someone nice', array['https://img.example/' || r.uid || '.jpg'], array['en']
-      from r join ${cities} on c.i = r.city
-      cross join lateral (select case when r.gx < 0.47 then 'woman' when r.gx < 0.94 then 'man' when r.gx < 0.98 then 'nonbinary' else 'other' end as gender) g`;
-    await client.query(profileSelect(`select 'usr_seed' || lpad(g::text, 7, '0') as uid from generate_series(1, ${count}) g`));
-    // Bench users: visible, placed, broad wishes, so their feeds are full and realistic.
-    await client.query(profileSelect(`select unnest($1::text[]) as uid`), [benchIds]);
-    await client.query(`update profiles set visibility = 'visible', latitude = coalesce(latitude, 52.52), longitude = coalesce(longitude, 13.405) where user_id = any($1)`, [benchIds]);
-    await client.query(
-      `insert into subscriptions (id, user_id, plan_id, current_period_start, current_period_end, created_at, updated_at)
-       select 'sub_' || u, u, 'enterprise', now(), now() + interval '30 days', now(), now() from unnest($1::text[]) u`,
-      [benchIds],
-    );
-    // What autovacuum does soon after a bulk load anyway: statistics, and the visibility map that
-    // lets the feed's covering index answer without visiting the table.
-    for (const { definition } of indexes) await client.query(definition);
-    await client.query("vacuum analyze users, profiles, subscriptions");
-  } finally {
-    await client.end();
-  }
 }

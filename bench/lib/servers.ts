@@ -174,7 +174,11 @@ export interface Build {
 export function buildRef(ref: string): Build {
   const dir = mkdtempSync(join(tmpdir(), "bench-ref-"));
   const commit = execFileSync("git", ["rev-parse", "--short", ref], { cwd: ROOT, encoding: "utf8" }).trim();
-  execFileSync("bash", ["-c", `git archive ${commit} src migrations vendor package.json | tar -x -C "${dir}"`], { cwd: ROOT, stdio: "inherit" });
+  // What the built entry reads at run time besides its bundle (locales: the source translation
+  // bundles loaded at start), as far as that ref has them.
+  const top = execFileSync("git", ["ls-tree", "--name-only", commit], { cwd: ROOT, encoding: "utf8" }).split("\n");
+  const paths = ["src", "migrations", "vendor", "locales", "package.json"].filter((p) => top.includes(p));
+  execFileSync("bash", ["-c", `git archive ${commit} ${paths.join(" ")} | tar -x -C "${dir}"`], { cwd: ROOT, stdio: "inherit" });
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
   execFileSync("npm", ["run", "-s", "build"], { cwd: dir, stdio: "inherit" });
   return { name: `${ref} (${commit})`, dir };

@@ -231,7 +231,7 @@ export const profiles = pgTable(
     check("profiles_visibility_check", sql`${t.visibility} in ('visible', 'hidden')`),
     check("profiles_age_range_check", sql`${t.ageMin} >= 18 and ${t.ageMax} >= ${t.ageMin} and ${t.ageMax} <= 120`),
     index("profiles_discovery_idx").on(t.country, t.gender, t.birthDate).where(sql`${t.visibility} = 'visible'`),
-    // Placed profiles are searched through profiles_discovery_placed_idx (migration 0024,
+    // Placed profiles are searched through profiles_discovery_placed_idx (migration 0041,
     // hand-written: drizzle cannot declare INCLUDE columns), which answers the feed's filters
     // from the index alone.
     // The feed's same-country arm (profiles without a position) reads

@@ -277,4 +277,35 @@ describe("the feed against the reference query", () => {
     }
     expect(truncated).toBeGreaterThan(10);
   }, 120_000);
+
+  it("keeps the most recently active when most people were active within the last hours", async () => {
+    // The same people, their last activity moved into the last three days and most of it into the
+    // last hours (whole seconds, from a hash of the id), so that the scan's slices of time each
+    // hold someone and the small limits below fill in different ones. Put back afterwards.
+    const saved = await queryRows<{ user_id: string; at: string }>(db(), sql`select user_id, last_active_at::text as at from profiles where user_id like 'usr_ref%'`);
+    const hoursAgo = (id: string) =>
+      queryRows<{ h: number }>(db(), sql`select extract(epoch from ${new Date(NOW)}::timestamptz - last_active_at) / 3600 as h from profiles where user_id = ${id}`);
+    try {
+      await db().execute(sql`update profiles
+        set last_active_at = date_trunc('second', ${new Date(NOW)}::timestamptz - power((hashtext(user_id) & 1048575) / 1048576.0, 3) * interval '72 hours')
+        where user_id like 'usr_ref%'`);
+      const clock = fixedClock(NOW);
+      const slicesReached = new Set<number>();
+      for (const [n, { id }] of people.slice(0, 60).entries()) {
+        const candidateLimit = 1 + (n % 8);
+        const ctx: DiscoveryContext = { db: db(), kv: createMemoryStore({ clock }), random: webRandom, now: NOW, options: { dailyImpressionCap: CAP, candidateLimit } };
+        const expected = await referenceFeed(id, candidateLimit);
+        const actual = await walkFeed(ctx, id, 4);
+        expect(actual, `viewer ${id}`).toEqual(expected);
+        // How far back the kept candidates reach: which of the 1, 4, 16 and 64 hour slices the scan needed.
+        const reach = Math.max(0, ...(await Promise.all(expected.map(async (c) => Number((await hoursAgo(c))[0]?.h ?? 0)))));
+        if (expected.length > 0) slicesReached.add([2, 5, 17, 65].findIndex((h) => reach < h));
+      }
+      expect(slicesReached.size).toBeGreaterThanOrEqual(3);
+    } finally {
+      await db().execute(sql`update profiles p set last_active_at = s.at::timestamptz
+        from unnest(${sql.param(saved.map((r) => r.user_id))}::text[], ${sql.param(saved.map((r) => r.at))}::text[]) as s(user_id, at)
+        where p.user_id = s.user_id`);
+    }
+  }, 120_000);
 });

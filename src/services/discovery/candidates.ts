@@ -3,7 +3,7 @@ import type { Db } from "../../db/port";
 import { preparedRows } from "../../db/rows";
 import { agesOn, distanceKm } from "../profiles/card";
 import type { DiscoveryContext, DiscoveryOptions } from "./feed";
-import { nearEnough, notExcluded, utcDay, wishedBothWays } from "./filters";
+import { excludedIds, nearEnough, utcDay, wishedBothWays, yearsBefore } from "./filters";
 import { GEO_CELL_OF_PROFILE, cellsCovering, positionBox } from "./geo-cells";
 import { reciprocalScore, storedInterestOverlap } from "./score";
 import type { SessionViewer } from "./session";
@@ -74,17 +74,32 @@ interface CandidateRow extends Record<string, unknown> {
   created_ms: number;
 }
 
-const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 /**
- * The UTC day of a profile's last activity, exactly as profiles_discovery_placed_idx keys it
- * (migration 0038), so that a bound on it bounds the index read.
+ * The UTC hour of a profile's last activity, exactly as profiles_discovery_placed_idx and
+ * profiles_discovery_unplaced_idx key it, so that a bound on it bounds the index read.
  */
-const ACTIVE_DAY: SQL = sql.raw(`((p.last_active_at at time zone 'UTC')::date)`);
+const ACTIVE_HOUR: SQL = sql.raw(`date_trunc('hour', p.last_active_at at time zone 'UTC')`);
 
-/** One arm of the candidate scan: its condition, and whether it reads placed profiles (keyed by day). */
+/**
+ * The calendar year of birth, exactly as both discovery indexes key it: asked as a list of years,
+ * the index is descended once per cell (or country) and year, so within each it reads only the
+ * recent hours of people born that year rather than every age's recent entries.
+ */
+const BIRTH_YEAR: SQL = sql.raw(`(extract(year from p.birth_date)::int)`);
+
+/**
+ * How far back each slice of the scan reaches, newest first: the scan reads the people
+ * active in the last hour or two, and each older slice only when the newer ones left the
+ * candidate limit unfilled. Each slice reaches four times as far back as the one before, so a scan
+ * reads at most about four times the people it keeps, whatever the local pattern of activity.
+ */
+const SLICE_HOURS = [1, 4, 16, 64] as const;
+
+/** One arm of the candidate scan: its condition, and whether its index is keyed by the hour of activity (read in slices). */
 interface Arm {
-  placed: boolean;
+  sliced: boolean;
   where: SQL;
 }
 
@@ -95,38 +110,58 @@ interface Ranked {
 
 /** Candidates that pass every filter both ways, scored and sorted, best first. */
 export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wishes: SessionViewer, options: DiscoveryOptions): Promise<Ranked[]> {
-  const arms = viewer.interestedIn.length === 0 ? [] : candidateArms(viewer);
-  if (arms.length === 0) return [];
   const today = utcDay(ctx.now);
+  const arms = viewer.interestedIn.length === 0 ? [] : candidateArms(viewer, birthYears(wishes, today));
+  if (arms.length === 0) return [];
   const me = viewer.userId;
-  const recentFrom = utcDay(ctx.now - DAY_MS);
   const limit = options.candidateLimit;
-  const scan = (arm: SQL) => sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at,
-              date_part('epoch', p.last_active_at) * 1000 as last_active_ms, date_part('epoch', p.created_at) * 1000 as created_ms
+  // The arms once, as a CTE that is not materialized: each slice below reads it with its own
+  // bound on the hour, which the planner pushes down into every arm's index scan.
+  const candidates = sql.join(
+    arms.map(
+      (arm) => sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at,
+              date_part('epoch', p.last_active_at) * 1000 as last_active_ms, date_part('epoch', p.created_at) * 1000 as created_ms, ${ACTIVE_HOUR} as active_hour
             from profiles p
             where p.visibility = 'visible'
               and p.user_id <> ${me}
               and ${wishedBothWays(wishes, today)}
-              and ${arm}`;
-  const recent = arms.map((arm) => (arm.placed ? sql`${arm.where} and ${ACTIVE_DAY} >= ${recentFrom}::date` : arm.where));
-  const older = arms.filter((arm) => arm.placed).map((arm) => sql`${arm.where} and ${ACTIVE_DAY} < ${recentFrom}::date`);
-  // The older days are read only when fewer than `limit` people active since yesterday pass: a
-  // scalar subquery over no column of the scan, so the planner checks it once before the scan starts.
-  const olderPart =
-    older.length === 0
-      ? sql``
-      : sql` union all
-        select p.* from (${sql.join(older.map(scan), sql` union all `)}) p
-        where (select count(*) from passed p where ${ACTIVE_DAY} >= ${recentFrom}::date) < ${limit}::int
-          and ${notExcluded(me, today, options.dailyImpressionCap, "set")}`;
+              and ${arm.where}`,
+    ),
+    sql` union all `,
+  );
+  // Every id in it is NOT NULL, so NOT IN has no NULL trap here.
+  const excluded = sql`p.user_id not in (select id from excluded)`;
+  // Hour starts (UTC) that bound the slices, newest first: slice 0 is from[0] on, slice k is
+  // from[k] up to from[k-1], the last slice everything before. A viewer without a position reads
+  // their country whole, in slice 0.
+  const from = SLICE_HOURS.map((h) => new Date(Math.floor((ctx.now - h * HOUR_MS) / HOUR_MS) * HOUR_MS).toISOString());
+  const sliced = arms.every((arm) => arm.sliced);
+  const ctes: SQL[] = [
+    sql`excluded as materialized (${excludedIds(me, today)})`,
+    sql`candidates as not materialized (${candidates})`,
+    sql`s0 as (select p.* from candidates p where ${sliced ? sql`p.active_hour >= ${from[0]}::timestamp and ` : sql``}${excluded})`,
+  ];
+  if (sliced) {
+    // How many of slice 0 are active since each slice's end: one pass over it.
+    ctes.push(sql`n0 as (select ${sql.join(from.map((f, k) => sql`count(*) filter (where p.last_active_at >= ${f}::timestamptz) as ${sql.raw(`a${k}`)}`), sql`, `)} from s0 p)`);
+    for (let k = 1; k <= from.length; k++) {
+      const window =
+        k < from.length ? sql`p.active_hour >= ${from[k]}::timestamp and p.active_hour < ${from[k - 1]}::timestamp` : sql`p.active_hour < ${from[k - 1]}::timestamp`;
+      // Read only when the newer slices hold fewer than `limit` people active since this slice's
+      // end: scalar subqueries over no column of the scan, so the planner checks them once, before the scan starts.
+      const newer = sql.join(
+        [sql`(select ${sql.raw(`a${k - 1}`)} from n0)`, ...Array.from({ length: k - 1 }, (_, j) => sql`(select count(*) from ${sql.raw(`s${j + 1}`)})`)],
+        sql` + `,
+      );
+      ctes.push(sql`${sql.raw(`s${k}`)} as (select p.* from candidates p where ${window} and ${newer} < ${limit}::int and ${excluded})`);
+    }
+  }
+  const slices = 1 + (sliced ? from.length : 0);
   const rows = await preparedRows<CandidateRow>(
     ctx.db,
-    sql`with passed as (
-          select p.* from (${sql.join(recent.map(scan), sql` union all `)}) p
-          where ${notExcluded(me, today, options.dailyImpressionCap, "set")}
-        )
+    sql`with ${sql.join(ctes, sql`, `)}
         select p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_ms, p.created_ms
-        from (select * from passed${olderPart}) p
+        from (${sql.join(Array.from({ length: slices }, (_, i) => sql`select * from ${sql.raw(`s${i}`)}`), sql` union all `)}) p
         order by p.last_active_at desc
         limit ${limit}`,
   );
@@ -156,20 +191,27 @@ export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wish
   return ranked.slice(0, options.snapshotSize);
 }
 
+/** The calendar years the wished birth dates fall in (wishedBothWays bounds them exactly). */
+function birthYears(wishes: SessionViewer, today: string): number[] {
+  const first = Number(yearsBefore(today, wishes.ageMax + 1).slice(0, 4));
+  const last = Number(yearsBefore(today, wishes.ageMin).slice(0, 4));
+  return Array.from({ length: Math.max(0, last - first + 1) }, (_, i) => first + i);
+}
+
 /**
  * Who is near enough, as separate arms of one UNION ALL, so that each arm can use its own index
  * (an OR of the two made the planner read every match from the heap):
  * - placed profiles within both people's maximum distance: the one-degree cells that cover a
- *   bounding box (./geo-cells.ts; read from profiles_discovery_placed_idx, cell by cell, within
- *   each cell the days of last activity since yesterday (older days only when those do not fill
- *   the candidate limit), and within each day only the wished birth dates), then the box itself, then the exact great-circle
- *   distance;
- * - profiles without a position, when they share the viewer's country.
+ *   bounding box (./geo-cells.ts; read from profiles_discovery_placed_idx cell by cell and birth
+ *   year by birth year, within each the most recent hours of activity first, see SLICE_HOURS),
+ *   then the box itself, then the exact great-circle distance;
+ * - profiles without a position, when they share the viewer's country (profiles_discovery_unplaced_idx,
+ *   country by birth year, in the same slices of hours).
  * A viewer without a position sees their country (placed or not); without a country either, nobody.
  */
-function candidateArms(viewer: Viewer): Arm[] {
+function candidateArms(viewer: Viewer, years: number[]): Arm[] {
   const sameCountry = viewer.country === null ? null : sql`p.country = ${viewer.country}`;
-  if (viewer.latitude === null || viewer.longitude === null) return sameCountry ? [{ placed: false, where: sameCountry }] : [];
+  if (viewer.latitude === null || viewer.longitude === null) return sameCountry ? [{ sliced: false, where: sameCountry }] : [];
   const lat = viewer.latitude;
   const lon = viewer.longitude;
   const km = viewer.maxDistanceKm;
@@ -186,9 +228,10 @@ function candidateArms(viewer: Viewer): Arm[] {
     "cells" in cells
       ? sql`${GEO_CELL_OF_PROFILE} = any(${sql.param(cells.cells)}::int[])`
       : sql`${GEO_CELL_OF_PROFILE} between ${cells.band[0]}::int and ${cells.band[1]}::int`;
-  const placed = sql`${cellCondition} and p.latitude between ${box.latMin}::float8 and ${box.latMax}::float8 and ${lonCondition}
+  const placed = sql`${cellCondition} and ${BIRTH_YEAR} = any(${sql.param(years)}::int[]) and p.latitude between ${box.latMin}::float8 and ${box.latMax}::float8 and ${lonCondition}
       and ${nearEnough(lat, lon, km)}`;
-  const placedArm = { placed: true, where: placed };
-  return sameCountry ? [placedArm, { placed: false, where: sql`(p.latitude is null or p.longitude is null) and ${sameCountry}` }] : [placedArm];
+  const placedArm = { sliced: true, where: placed };
+  const unplaced = sql`(p.latitude is null or p.longitude is null) and ${sameCountry} and ${BIRTH_YEAR} = any(${sql.param(years)}::int[])`;
+  return sameCountry ? [placedArm, { sliced: true, where: unplaced }] : [placedArm];
 }
 

@@ -1,6 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
 import { EARTH_RADIUS_KM } from "../profiles/card";
-import { noBlockBetween } from "../safety/blocks";
 import type { Session, SessionViewer } from "./session";
 
 /** The feed's filters as SQL over a profile `p`, shared by the candidate scan and every page's re-check. */
@@ -9,26 +8,36 @@ import type { Session, SessionViewer } from "./session";
  * Everything that can change between pages of one session, and so is checked again on every
  * page: swipes by the viewer (any action), matches ever (unmatched too), blocks and reports
  * either way (a report hides the two people from each other even after its block is lifted), and
- * today's impression cap.
- *
- * `as`: a page checks its few rows one index lookup each ("lookup"). The candidate scan checks
- * hundreds of rows, so there each exclusion is read once into a hashed set ("set": NOT IN over a
- * subquery; every column read is NOT NULL, so NOT IN has no NULL trap here). The set of capped
- * profiles is the day's list in profile_impressions_capped, which the counting statement keeps.
+ * today's impression cap. A page checks the few ids of its window (`among`, a text[]): each table
+ * is read once for all of them (the viewer's swipes and the counters only for those ids, the
+ * viewer's few matches, blocks and reports whole) and held as a hashed set, rather than probed
+ * once per row and table. Every column read is NOT NULL, so NOT IN has no NULL trap here.
  */
-export function notExcluded(me: string, today: string, cap: number, as: "lookup" | "set"): SQL {
-  if (as === "set") {
-    return sql`p.user_id not in (select s.target_id from swipes s where s.swiper_id = ${me})
-          and p.user_id not in (select m.user_high from matches m where m.user_low = ${me} union all select m.user_low from matches m where m.user_high = ${me})
-          and p.user_id not in (select b.blocked_id from blocks b where b.blocker_id = ${me} union all select b.blocker_id from blocks b where b.blocked_id = ${me})
-          and p.user_id not in (select r.reported_id from reports r where r.reporter_id = ${me} union all select r.reporter_id from reports r where r.reported_id = ${me})
-          and p.user_id not in (select c.user_id from profile_impressions_capped c where c.day = ${today}::date)`;
-  }
-  return sql`not exists (select 1 from swipes s where s.swiper_id = ${me} and s.target_id = p.user_id)
-          and not exists (select 1 from matches m where (m.user_low = ${me} and m.user_high = p.user_id) or (m.user_low = p.user_id and m.user_high = ${me}))
-          and ${noBlockBetween(me, sql`p.user_id`)}
-          and not exists (select 1 from reports r where (r.reporter_id = ${me} and r.reported_id = p.user_id) or (r.reporter_id = p.user_id and r.reported_id = ${me}))
-          and not exists (select 1 from profile_impressions i where i.user_id = p.user_id and i.day = ${today}::date and i.count >= ${cap}::int)`;
+export function notExcluded(me: string, today: string, cap: number, among: SQL): SQL {
+  return sql`p.user_id not in (select s.target_id from swipes s where s.swiper_id = ${me} and s.target_id = any(${among}))
+          and p.user_id not in (${peopleApart(me)})
+          and p.user_id not in (select i.user_id from profile_impressions i where i.user_id = any(${among}) and i.day = ${today}::date and i.count >= ${cap}::int)`;
+}
+
+/** Everyone the viewer was ever matched with, or blocked or reported either way (column `id`). */
+function peopleApart(me: string): SQL {
+  return sql`select m.user_high as id from matches m where m.user_low = ${me}
+          union all select m.user_low from matches m where m.user_high = ${me}
+          union all select b.blocked_id from blocks b where b.blocker_id = ${me}
+          union all select b.blocker_id from blocks b where b.blocked_id = ${me}
+          union all select r.reported_id from reports r where r.reporter_id = ${me}
+          union all select r.reporter_id from reports r where r.reported_id = ${me}`;
+}
+
+/**
+ * The same exclusions as one list of ids (column `id`), for the candidate scan, which checks
+ * hundreds of rows: read once, then each slice of the scan holds it as a hashed set. The capped
+ * profiles are the day's list in profile_impressions_capped, which the counting statement keeps.
+ */
+export function excludedIds(me: string, today: string): SQL {
+  return sql`select s.target_id as id from swipes s where s.swiper_id = ${me}
+          union all ${peopleApart(me)}
+          union all select c.user_id from profile_impressions_capped c where c.day = ${today}::date`;
 }
 
 /** A placed profile `p` within both people's maximum distance of (lat, lon), great-circle. */

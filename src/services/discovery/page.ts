@@ -64,7 +64,7 @@ export async function servePage(
               p.latitude, p.longitude, date_part('epoch', p.last_active_at) * 1000 as last_active_ms
             from w join profiles p on p.user_id = w.user_id
             where p.visibility = 'visible'
-              and ${notExcluded(session.u, today, options.dailyImpressionCap, "lookup")}
+              and ${notExcluded(session.u, today, options.dailyImpressionCap, sql`${sql.param(window)}::text[]`)}
               and ${stillFits(session, today)}
             order by w.ord
             limit ${need}::int
