@@ -30,6 +30,7 @@ import { createLastUsedRecorder } from "./services/api-keys/keys";
 import { cachedTierLookup } from "./services/tiers/port";
 import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
 import { createUserCache } from "./services/users/ensure-user";
+import { createAccountStates } from "./services/account/states";
 import { unitFrom } from "./platform/swr-cache";
 import { inferenceFromConfig } from "./services/inference/from-config";
 import { createKbRuntime } from "./services/kb/runtime";
@@ -41,6 +42,7 @@ import { partnerAdminRoutes } from "./routes/admin/partners";
 import { messagingAdminRoutes } from "./routes/admin/messaging";
 import { translationRoutes } from "./routes/translations";
 import { workflowRoutes } from "./routes/workflows";
+import { accountDeletionRoutes } from "./routes/account/deletion";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -59,6 +61,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const runtime: Runtime = {
     tierSource,
     users: createUserCache({ now, random }),
+    accounts: createAccountStates(),
     lastUsed: createLastUsedRecorder(),
     tiers: cachedTierLookup(tierSource, { now, random, kv: deps.kv, logger: deps.logger }),
     metrics: { rateLimitFailOpen: 0 },
@@ -107,6 +110,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", discoveryRoutes);
   app.route("/", profileRoutes);
   app.route("/", safetyRoutes);
+  app.route("/", accountDeletionRoutes);
   app.route("/", paymentRoutes);
   app.route("/", paymentWebhookRoutes);
   app.route("/", kbRoutes);

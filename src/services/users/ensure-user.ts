@@ -9,6 +9,8 @@ export interface KnownUser {
   email: string | null;
   /** The stored role: the one the newest token has set, whatever the presented token says. */
   role: Role;
+  /** When the member deleted their account (ms since the epoch), or null. */
+  deletedAt: number | null;
 }
 
 /**
@@ -38,9 +40,9 @@ export async function ensureUser(
         lastSeenAt: input.now,
       },
     })
-    .returning({ id: users.id, email: users.email, role: users.role });
+    .returning({ id: users.id, email: users.email, role: users.role, deletedAt: users.deletedAt });
   if (!row) throw new Error("user upsert returned no row");
-  return { id: row.id, email: row.email, role: row.role === "admin" ? "admin" : "user" };
+  return { id: row.id, email: row.email, role: row.role === "admin" ? "admin" : "user", deletedAt: row.deletedAt?.getTime() ?? null };
 }
 
 /**
@@ -67,7 +69,9 @@ export function createUserCache(options: CacheTuning) {
     staleMs: IDENTITY_STALE_MS,
     maxEntries: 50_000,
     ...options,
-    expiresAt: (user) => (user.role === "admin" ? 0 : null),
+    // A deleted account is read afresh each time too: a restore on another instance must let the
+    // member back at once, and a deleted member's requests are refused anyway.
+    expiresAt: (user) => (user.role === "admin" || user.deletedAt !== null ? 0 : null),
   });
   return {
     resolve: (token: { subject: string; email: string | null; issuedAt: number }, role: Role, load: () => Promise<KnownUser>, background: Background): Promise<KnownUser> =>
