@@ -22,6 +22,7 @@ import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-st
 import { inferenceFromConfig } from "../src/services/inference/from-config";
 import { runTranslationJobs } from "../src/services/translations/seeding";
 import { pruneTranslationCache } from "../src/services/translations/member-text";
+import { eraseDeletedAccounts } from "../src/services/account/erasure";
 // The API reference page's script as text (wrangler.toml [[rules]]), served by the app.
 import apiReferenceScript from "../vendor/scalar-api-reference/standalone.js?raw";
 
@@ -39,7 +40,7 @@ export interface WorkerEnv {
 
 export interface WorkerHandler {
   fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response>;
-  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation, the event outbox's pruning and translation jobs. */
+  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation, the event outbox's pruning, account erasure and translation jobs. */
   scheduled(controller: unknown, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
 }
 
@@ -112,6 +113,7 @@ export function createWorker(): WorkerHandler {
         task("event outbox pruning", pruneEventOutbox(session.db, deps.clock.now(), deps.logger)),
         task("impression pruning", pruneImpressionCounts(session.db, deps.clock.now(), deps.logger)),
         task("translation cache pruning", pruneTranslationCache(session.db, deps.clock.now(), deps.logger)),
+        task("account erasure", eraseDeletedAccounts({ db: session.db, kv: deps.kv, ids: deps.ids, logger: deps.logger }, deps.clock.now())),
         // Seeding jobs a request's waitUntil did not finish, or that waited for the inference hosts.
         task(
           "translation jobs",

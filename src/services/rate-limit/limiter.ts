@@ -22,7 +22,8 @@ export interface RateOutcome {
   headers: Record<string, string>;
 }
 
-function keys(subject: string, now: number): string[] {
+/** The store keys a caller's quotas use at `now` (an erasure drops a member's, for them and their API keys). */
+export function keys(subject: string, now: number): string[] {
   const hour = Math.floor(now / HOUR_MS);
   const base = `rl:${subject}`;
   return [`${base}:h:${hour}`, `${base}:h:${hour - 1}`, `${base}:b`, `${base}:ai:${hour}`, `${base}:ai:${hour - 1}`, `${base}:ai:inflight`];
