@@ -141,17 +141,17 @@ export async function checkApiKey(db: Db, key: string, now: number): Promise<Key
 
 /**
  * Whether a key that was valid when a request began still is: not revoked, not expired, and its
- * creator still an admin (the rules of checkApiKey). For what outlives the request, an event
+ * creator still an admin with an account that is not deleted (the rules of checkApiKey). For what outlives the request, an event
  * stream, which checks again now and then.
  */
 export async function apiKeyStillValid(db: Db, keyId: string, now: number): Promise<boolean> {
   const [row] = await db
-    .select({ expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, role: users.role })
+    .select({ expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, role: users.role, deletedAt: users.deletedAt })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.createdBy))
     .where(eq(apiKeys.id, keyId))
     .limit(1);
-  return row !== undefined && row.revokedAt === null && row.role === "admin" && (row.expiresAt === null || row.expiresAt.getTime() > now);
+  return row !== undefined && row.revokedAt === null && row.deletedAt === null && row.role === "admin" && (row.expiresAt === null || row.expiresAt.getTime() > now);
 }
 
 /** Records last use at most once a minute per key and instance: no write on every request. */
