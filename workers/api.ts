@@ -23,6 +23,7 @@ import { inferenceFromConfig } from "../src/services/inference/from-config";
 import { runTranslationJobs } from "../src/services/translations/seeding";
 import { pruneTranslationCache } from "../src/services/translations/member-text";
 import { eraseDeletedAccounts } from "../src/services/account/erasure";
+import { purgeExpiredKeys } from "../src/services/idempotency/keys";
 // The API reference page's script as text (wrangler.toml [[rules]]), served by the app.
 import apiReferenceScript from "../vendor/scalar-api-reference/standalone.js?raw";
 
@@ -113,6 +114,7 @@ export function createWorker(): WorkerHandler {
         task("event outbox pruning", pruneEventOutbox(session.db, deps.clock.now(), deps.logger)),
         task("impression pruning", pruneImpressionCounts(session.db, deps.clock.now(), deps.logger)),
         task("translation cache pruning", pruneTranslationCache(session.db, deps.clock.now(), deps.logger)),
+        task("idempotency key pruning", purgeExpiredKeys(session.db, deps.clock.now())),
         task("account erasure", eraseDeletedAccounts({ db: session.db, kv: deps.kv, ids: deps.ids, logger: deps.logger }, deps.clock.now())),
         // Seeding jobs a request's waitUntil did not finish, or that waited for the inference hosts.
         task(

@@ -143,7 +143,19 @@ export async function eraseMember(deps: ErasureDeps, userId: string, now: number
     await run(sql`delete from delivery_records where message_id in (select o.id from outbox_messages o join partners p on p.id = o.target_id where p.user_id = ${userId})`);
     await run(sql`delete from outbox_messages where target_id in (select id from partners where user_id = ${userId})`);
 
-    for (const { table, column } of TOMBSTONED) await run(sql`update ${ident(table)} set ${ident(column)} = ${tombstone} where ${ident(column)} = ${userId}`);
+    // ledger_transactions has no index on its actor (every transfer would pay for one): the
+    // member's own transactions are found through their wallet's postings. Only someone who acted
+    // as an admin (awards into others' wallets, each in the audit log) needs the whole table read.
+    if (wallet) {
+      await run(sql`update ledger_transactions set actor_user_id = ${tombstone}
+        where actor_user_id = ${userId} and id in (select transaction_id from ledger_postings where account_id = ${wallet.id})`);
+    }
+    const [admin] = await run(sql`select 1 as found from admin_audit_log where actor_user_id = ${userId} limit 1`);
+    if (admin) await run(sql`update ledger_transactions set actor_user_id = ${tombstone} where actor_user_id = ${userId}`);
+    for (const { table, column } of TOMBSTONED) {
+      if (table === "ledger_transactions") continue;
+      await run(sql`update ${ident(table)} set ${ident(column)} = ${tombstone} where ${ident(column)} = ${userId}`);
+    }
     for (const { table, columns } of MEMBER_ROWS) {
       await run(sql`delete from ${ident(table)} where ${sql.join(columns.map((c) => sql`${ident(c)} = ${userId}`), sql` or `)}`);
     }
