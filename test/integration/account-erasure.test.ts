@@ -134,6 +134,8 @@ describe("nothing forgotten", () => {
     expect((await t.request("/api/v1/profile", { ...json(profile, gone.headers), method: "PUT" })).status).toBe(201);
     await award(t, admin, gone.id, 40);
     expect((await transfer(t, gone, { toUserId: friend.id, amount: 15, note: `from ${displayName}` })).status).toBe(200);
+    // As an admin, into someone else's wallet: a transaction the member acted in without their wallet.
+    await award(t, gone, friend.id, 1, "goodwill bonus");
     const keyRes = await t.request("/api/v1/admin/api-keys", json({ name: "erasure test key" }, gone.headers));
     expect(keyRes.status).toBe(201);
     const { key } = (await keyRes.json()) as { key: string };
