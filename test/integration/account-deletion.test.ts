@@ -3,7 +3,8 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { profiles } from "../../src/db/schema";
 import { queryRows } from "../../src/db/rows";
 import { ledgerInvariants } from "../../src/services/wallet/ledger";
-import { buildTestApp, type TestApp } from "../support/app";
+import { buildTestApp, fixedClock, type TestApp } from "../support/app";
+import { DELETED_FRESH_MS } from "../../src/services/users/ensure-user";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, award, signIn, transfer, type Person } from "../support/people";
 import { json } from "../support/users";
@@ -169,6 +170,19 @@ describe("POST /api/v1/account/restore", () => {
     expect((await get(gone, "/api/v1/profile")).status).toBe(200);
     expect(await matchIds(matched)).toContain(gone.id);
     expect(await discoverIds(stranger)).toContain(gone.id);
+  });
+
+  it("lets the member back on another instance within 5 seconds of a restore", async () => {
+    const clock = fixedClock(Date.now());
+    const kv = t.deps.kv;
+    const [here, there] = [0, 1].map(() => buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, clock, kv }));
+    const p = await signIn(here!, env.issuer);
+    expect((await here!.request("/api/v1/account", { ...json({ confirm: "DELETE" }, p.headers), method: "DELETE" })).status).toBe(200);
+    expect((await there!.request("/v1/auth/test", { headers: p.headers })).status).toBe(403);
+    expect((await here!.request("/api/v1/account/restore", { method: "POST", headers: p.headers })).status).toBe(200);
+    expect((await here!.request("/v1/auth/test", { headers: p.headers })).status).toBe(200);
+    clock.advance(DELETED_FRESH_MS + 1);
+    expect((await there!.request("/v1/auth/test", { headers: p.headers })).status).toBe(200);
   });
 
   it("keeps a profile the member had hidden themselves hidden after a restore", async () => {

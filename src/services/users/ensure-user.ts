@@ -50,6 +50,8 @@ export async function ensureUser(
  * is fixed by its key, so the re-run only moves the last-seen time: that time is as fine as this.
  */
 export const IDENTITY_FRESH_MS = 600_000;
+/** How long a deleted account's identity is remembered (see createUserCache). */
+export const DELETED_FRESH_MS = 5_000;
 /** Past fresh, an identity is still answered for this long while the upsert runs again behind it. */
 export const IDENTITY_STALE_MS = 300_000;
 
@@ -69,9 +71,10 @@ export function createUserCache(options: CacheTuning) {
     staleMs: IDENTITY_STALE_MS,
     maxEntries: 50_000,
     ...options,
-    // A deleted account is read afresh each time too: a restore on another instance must let the
-    // member back at once, and a deleted member's requests are refused anyway.
-    expiresAt: (user) => (user.role === "admin" || user.deletedAt !== null ? 0 : null),
+    // A deleted account is remembered only briefly: a restore on another instance lets the member
+    // back within DELETED_FRESH_MS, and a deleted member's refused requests (which no quota
+    // counts) do not each cost a database write.
+    expiresAt: (user) => (user.role === "admin" ? 0 : user.deletedAt !== null ? options.now() + DELETED_FRESH_MS : null),
   });
   return {
     resolve: (token: { subject: string; email: string | null; issuedAt: number }, role: Role, load: () => Promise<KnownUser>, background: Background): Promise<KnownUser> =>
