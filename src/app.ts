@@ -31,6 +31,7 @@ import { createLastUsedRecorder } from "./services/api-keys/keys";
 import { cachedTierLookup } from "./services/tiers/port";
 import { subscriptionTierLookup } from "./services/subscriptions/subscriptions";
 import { createUserCache } from "./services/users/ensure-user";
+import { createAccountStates } from "./services/account/states";
 import { unitFrom } from "./platform/swr-cache";
 import { inferenceFromConfig } from "./services/inference/from-config";
 import { createKbRuntime } from "./services/kb/runtime";
@@ -45,6 +46,7 @@ import { translationRoutes } from "./routes/translations";
 import { accountRoutes } from "./routes/account";
 import { workflowRoutes } from "./routes/workflows";
 import { workflowRunRoutes } from "./routes/workflows/runs";
+import { accountDeletionRoutes } from "./routes/account/deletion";
 import { DOCS_PATH, REFERENCE_SCRIPT_PATH, docsRoutes } from "./routes/docs";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -63,6 +65,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const runtime: Runtime = {
     tierSource,
     users: createUserCache({ now, random }),
+    accounts: createAccountStates(),
     lastUsed: createLastUsedRecorder(),
     tiers: cachedTierLookup(tierSource, { now, random, kv: deps.kv, logger: deps.logger }),
     metrics: { rateLimitFailOpen: 0 },
@@ -112,6 +115,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route("/", discoveryRoutes);
   app.route("/", profileRoutes);
   app.route("/", safetyRoutes);
+  app.route("/", accountDeletionRoutes);
   app.route("/", paymentRoutes);
   app.route("/", paymentWebhookRoutes);
   app.route("/", kbRoutes);

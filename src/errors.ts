@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   invalid_bio_length: 400,
   unauthorized: 401,
   forbidden: 403,
+  /** The caller's account is deleted: only its restore is answered (docs/api/account.md). */
+  account_deleted: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
@@ -44,6 +46,7 @@ const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
   invalid_bio_length: "bio must be 10 to 500 characters",
   unauthorized: "invalid or missing key",
   forbidden: "forbidden",
+  account_deleted: "this account is deleted; POST /api/v1/account/restore undoes it within 30 days",
   not_found: "not found",
   conflict: "conflict",
   payload_too_large: "request body too large",

@@ -24,6 +24,8 @@ import { runTranslationJobs } from "../src/services/translations/seeding";
 import { pruneTranslationCache } from "../src/services/translations/member-text";
 import { runWorkflowSchedule } from "../src/services/workflows/run-schedule";
 import { pruneAccountExports, runAccountExports } from "../src/services/account/export-runner";
+import { eraseDeletedAccounts } from "../src/services/account/erasure";
+import { purgeExpiredKeys } from "../src/services/idempotency/keys";
 // The API reference page's script as text (wrangler.toml [[rules]]), served by the app.
 import apiReferenceScript from "../vendor/scalar-api-reference/standalone.js?raw";
 
@@ -41,7 +43,7 @@ export interface WorkerEnv {
 
 export interface WorkerHandler {
   fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response>;
-  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation, the event outbox's pruning, translation jobs, workflow runs and account exports. */
+  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation, the event outbox's pruning, account erasure, translation jobs, workflow runs and account exports. */
   scheduled(controller: unknown, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
 }
 
@@ -120,6 +122,8 @@ export function createWorker(): WorkerHandler {
         task("account export pruning", pruneAccountExports(session.db, deps.clock.now(), deps.logger)),
         // Exports a request's waitUntil did not finish, or that wait to be retried.
         task("account exports", runAccountExports({ db: session.db, kv: deps.kv, clock: deps.clock, logger: deps.logger, budgetMs: CRON_EXPORT_BUDGET_MS })),
+        task("idempotency key pruning", purgeExpiredKeys(session.db, deps.clock.now())),
+        task("account erasure", eraseDeletedAccounts({ db: session.db, kv: deps.kv, ids: deps.ids, logger: deps.logger }, deps.clock.now())),
         // Seeding jobs a request's waitUntil did not finish, or that waited for the inference hosts.
         task(
           "translation jobs",

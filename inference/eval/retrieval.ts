@@ -42,7 +42,7 @@ Premium costs 500 coins for 30 days and raises your daily winks and request limi
 # Account
 
 ## Deleting your account
-Settings, Account, Delete account removes your profile, matches and messages for good after a 30-day grace period; signing in during that period cancels the deletion.
+Delete account in your account settings hides your profile at once and removes your profile, matches and messages for good after a 30-day grace period; Restore account during that period cancels the deletion.
 
 ## Changing your email address
 Your email address comes from your sign-in provider. Change it there; the next sign-in updates it here.

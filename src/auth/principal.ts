@@ -15,6 +15,8 @@ export interface Principal {
    * event stream) ends then.
    */
   expiresAt?: number;
+  /** When the account was deleted (ms since the epoch); absent for an active account. */
+  deletedAt?: number;
 }
 
 export function permissionsOf(role: Role): string[] {

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, check, date, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, check, date, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
  * A person on the platform. `subject` is the identity provider's `sub`; the row is created on
@@ -21,8 +21,26 @@ export const users = pgTable(
     displayName: text("display_name"),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true, mode: "date" }),
+    /**
+     * When the member deleted their account (services/account/deletion.ts): from then on they are
+     * invisible and their credentials answer 403 account_deleted; restore clears it within the
+     * grace period, and the hourly erasure removes the member for good after it.
+     */
+    deletedAt: timestamp("deleted_at", { withTimezone: true, mode: "date" }),
+    /** The deletion hid a visible profile, so a restore shows it again (a hidden one stays hidden). */
+    profileHiddenByDeletion: boolean("profile_hidden_by_deletion").notNull().default(false),
+    /**
+     * Set on a tombstone: the row an erased member's accounting records point to instead of them
+     * (services/account/erasure.ts). It carries nothing about the person; its subject is random.
+     */
+    erasedAt: timestamp("erased_at", { withTimezone: true, mode: "date" }),
   },
-  (t) => [check("users_role_check", sql`${t.role} in ('user', 'admin')`), index("users_created_at_idx").on(t.createdAt)],
+  (t) => [
+    check("users_role_check", sql`${t.role} in ('user', 'admin')`),
+    index("users_created_at_idx").on(t.createdAt),
+    // The erasure's queue: deleted members whose grace period may be over.
+    index("users_deleted_idx").on(t.deletedAt).where(sql`${t.deletedAt} is not null`),
+  ],
 );
 
 /**

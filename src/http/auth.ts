@@ -18,18 +18,29 @@ function unauthorized(message: "missing key" | "invalid key" | "invalid or missi
  * else must be an access token from the configured issuer. Failures say as little as the spec's
  * messages allow; the precise reason goes to the log only.
  */
-export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const principal = await asAccessLayer(c, () => {
+export const authenticate: MiddlewareHandler<AppEnv> = (c, next) => identify(c, next, false);
+
+/**
+ * {@link authenticate} for the one route a deleted account may still call (its restore): every
+ * other route answers such a caller 403 account_deleted.
+ */
+export const authenticateDeletedToo: MiddlewareHandler<AppEnv> = (c, next) => identify(c, next, true);
+
+async function identify(c: Context<AppEnv>, next: () => Promise<void>, deletedToo: boolean): Promise<void> {
+  const principal = await asAccessLayer(c, async () => {
     const header = c.req.header("authorization");
     if (header === undefined || header.trim() === "") throw unauthorized("missing key");
     const credential = BEARER.exec(header.trim())?.[1];
     if (!credential) throw unauthorized("invalid or missing key");
-    return KEY_PATTERN.test(credential) ? fromApiKey(c, credential) : fromToken(c, credential);
+    const found = await (KEY_PATTERN.test(credential) ? fromApiKey(c, credential) : fromToken(c, credential));
+    if (found.deletedAt !== undefined && !deletedToo) throw new ApiError("account_deleted");
+    return found;
   });
+  if (deletedToo) c.set("deletedToo", true);
   c.set("principal", principal);
   c.set("userId", principal.userId);
   await next();
-};
+}
 
 async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> {
   // c.get, not c.var: Hono builds a fresh object of every variable on each c.var read.
@@ -62,7 +73,11 @@ async function fromToken(c: Context<AppEnv>, token: string): Promise<Principal> 
     (work) => deferOnSession(c, work, "identity refresh"),
   );
   // The stored role, set by the newest token: an older token's claim does not count.
-  return { userId: user.id, email: user.email, role: user.role, credential: "token", expiresAt: verified.expiresAt };
+  const principal: Principal = { userId: user.id, email: user.email, role: user.role, credential: "token", expiresAt: verified.expiresAt };
+  // What this instance itself deleted or restored wins over a remembered identity.
+  const deletedAt = runtime.accounts.deletedAt(user.id, user.deletedAt, deps.clock.now());
+  if (deletedAt !== null) principal.deletedAt = deletedAt;
+  return principal;
 }
 
 const ROTATE_WARNING = '299 - "This API key is older than 90 days; generate a new key and delete this one"';
@@ -81,6 +96,7 @@ async function fromApiKey(c: Context<AppEnv>, key: string): Promise<Principal> {
   }
   const principal: Principal = { userId: check.userId, email: check.email, role: "admin", credential: "api_key", keyId: check.keyId };
   if (check.expiresAt !== null) principal.expiresAt = check.expiresAt;
+  if (check.deletedAt !== null) principal.deletedAt = check.deletedAt;
   return principal;
 }
 

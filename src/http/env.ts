@@ -6,6 +6,7 @@ import type { LastUsedRecorder } from "../services/api-keys/keys";
 import type { IdempotencyHandle } from "../services/idempotency/keys";
 import type { CachedTierLookup, TierLookup } from "../services/tiers/port";
 import type { UserCache } from "../services/users/ensure-user";
+import type { AccountStates } from "../services/account/states";
 import type { HostHealth, InferenceClient } from "../services/inference/types";
 import type { PendingContextRead } from "../services/ai/context-cache";
 import type { KbRuntime } from "../services/kb/runtime";
@@ -14,6 +15,8 @@ import type { KbRuntime } from "../services/kb/runtime";
 /** State an app instance keeps across requests (caches, counters); built once by createApp. */
 export interface Runtime {
   users: UserCache;
+  /** Deletions and restores made here, ahead of the identity cache (services/account/states.ts). */
+  accounts: AccountStates;
   lastUsed: LastUsedRecorder;
   /** Cached briefly: the rate limiter asks on every request. */
   tiers: CachedTierLookup;
@@ -62,6 +65,8 @@ export interface AppVariables {
    * every route, AI routes included.
    */
   refusedBy?: "access";
+  /** The route answers a deleted account too (only its restore): set by authenticateDeletedToo. */
+  deletedToo?: boolean;
   /** The language an AI route answers in; shape 2 errors echo it. */
   language?: string;
   /**

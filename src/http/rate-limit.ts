@@ -5,6 +5,7 @@ import { AI_LEASE_MS } from "../services/rate-limit/limits";
 import type { AppEnv } from "./env";
 import { principalOf } from "./auth";
 import { defer, deferOnSession } from "./defer";
+import { deletedMarkerKey } from "../services/account/markers";
 
 /**
  * Per caller (user, or API key) and plan tier. When the store cannot answer, the request is
@@ -22,7 +23,12 @@ export function rateLimit(kind: "general" | "ai"): MiddlewareHandler<AppEnv> {
     let counted = false;
     try {
       const tier = await runtime.tiers.tierOf(db, principal.userId, (work) => deferOnSession(c, work, "tier refresh"));
-      const outcome = await checkRate(deps.kv, { subject, tier, ai, now: deps.clock.now(), member });
+      const outcome = await checkRate(deps.kv, { subject, tier, ai, now: deps.clock.now(), member, deletedMarker: deletedMarkerKey(principal.userId) });
+      if (outcome.reply.accountDeleted) {
+        // The deletion as another instance made it, ahead of this one's identity cache.
+        if (!c.get("deletedToo")) throw new ApiError("account_deleted");
+        return next();
+      }
       counted = true;
       for (const [name, value] of Object.entries(outcome.headers)) c.header(name, value);
       // Usually nothing is there yet: no copy on every request for the rare old-key Warning.

@@ -1,7 +1,7 @@
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env";
-import { adminOnly, authenticate } from "./auth";
+import { adminOnly, authenticate, authenticateDeletedToo } from "./auth";
 import { RATE_LIMIT_EXTENSION } from "./openapi-document";
 import { rateLimit } from "./rate-limit";
 
@@ -33,6 +33,7 @@ export function withErrorBodies(responses: RouteConfig["responses"], schema: z.Z
 const COMMON_ERRORS = {
   400: error("Invalid input: `details` lists the failing fields"),
   401: error("Missing, invalid or expired credential"),
+  403: error("Authenticated, but the account is deleted (`account_deleted`)"),
   429: error("Rate limit exceeded: see `retry_after` and the `X-RateLimit-*` headers"),
   503: error("The identity provider could not hand over its signing keys; retry (`service_unavailable`)"),
 } as const;
@@ -59,11 +60,14 @@ export interface ProtectedRouteOptions {
    * here so they travel with the limiter's own store call. It must not wait for them.
    */
   beforeLimit?: MiddlewareHandler<AppEnv>[];
+  /** The route answers a deleted account too (its restore); every other route refuses one. */
+  deletedToo?: boolean;
 }
 
 export function protectedRoute<R extends Omit<RouteConfig, "security"> & { path: string }>(access: Access, config: R, options: ProtectedRouteOptions = {}) {
   const own = config.middleware === undefined ? [] : Array.isArray(config.middleware) ? config.middleware : [config.middleware];
-  const [authentication, ...checks] = MIDDLEWARE[access];
+  const [standard, ...checks] = MIDDLEWARE[access];
+  const authentication = options.deletedToo ? authenticateDeletedToo : standard;
   return createRoute({
     ...config,
     security: [{ bearer: [] }],
@@ -73,7 +77,7 @@ export function protectedRoute<R extends Omit<RouteConfig, "security"> & { path:
     middleware: [authentication, ...(options.beforeLimit ?? []), ...checks, ...own],
     responses: {
       ...COMMON_ERRORS,
-      ...(access === "admin" || access === "aiAdmin" ? { 403: error("Authenticated, but not an admin") } : {}),
+      ...(access === "admin" || access === "aiAdmin" ? { 403: error("Authenticated, but not an admin (`forbidden`), or the account is deleted (`account_deleted`)") } : {}),
       ...(config.request?.body ? { 413: error("Body over 1 MiB (`payload_too_large`)") } : {}),
       ...withErrorBodies(config.responses, ErrorBody),
     },

@@ -10,6 +10,11 @@ export interface MemoryStore extends KeyValueStore {
   subscribe(channel: string, handler: MessageHandler): Promise<() => void>;
   /** Keys held right now, expired ones not swept yet included; for tests and metrics. */
   size(): number;
+  /**
+   * Every live key with what it holds (a string, or a sorted set's members), prefix included; for
+   * tests that prove nothing about a person is left.
+   */
+  contents(): { key: string; value: string }[];
 }
 
 type Entry =
@@ -226,5 +231,11 @@ export function createMemoryStore(options: { prefix?: string; clock?: Clock; log
       subscribers.clear();
     },
     size: () => data.size,
+    contents: () =>
+      [...data.keys()].flatMap((key) => {
+        const entry = live(key);
+        if (!entry) return [];
+        return [{ key, value: entry.type === "string" ? entry.value : [...entry.members.keys()].join("\n") }];
+      }),
   };
 }

@@ -9,6 +9,8 @@ import type { BackgroundWork } from "../platform/background";
 import { inferenceFromConfig } from "../services/inference/from-config";
 import { runTranslationJobs } from "../services/translations/seeding";
 import { pruneTranslationCache } from "../services/translations/member-text";
+import { eraseDeletedAccounts } from "../services/account/erasure";
+import { purgeExpiredKeys } from "../services/idempotency/keys";
 import type { NodeDeps } from "./deps";
 import { outboxWorkerDeps, startOutboxLoop } from "../services/outbox/loop";
 import { runWorkflowSchedule } from "../services/workflows/run-schedule";
@@ -53,6 +55,8 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
 
   // The event outbox keeps EVENT_RETENTION_DAYS and feed impressions two days; older rows are
   // pruned hourly, and once soon after the start so a server that restarts often still prunes.
+  // Idempotency records past their 48 hours go too, and accounts deleted more than 30 days ago
+  // are erased in the same upkeep (docs/api/account.md#retention).
   const upkeep = (name: string, step: (db: Db, now: number, log: Logger) => Promise<void>) =>
     void step(deps.database.session().db, deps.clock.now(), logger).catch((err: unknown) => logger.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }));
   const prune = () => {
@@ -60,6 +64,8 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
     upkeep("impression pruning", pruneImpressionCounts);
     upkeep("translation cache pruning", pruneTranslationCache);
     upkeep("account export pruning", pruneAccountExports);
+    upkeep("idempotency key pruning", (db, now) => purgeExpiredKeys(db, now));
+    upkeep("account erasure", (db, now, log) => eraseDeletedAccounts({ db, kv: deps.kv, ids: deps.ids, logger: log }, now).then(() => undefined));
   };
   const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);

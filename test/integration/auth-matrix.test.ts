@@ -7,7 +7,8 @@ import { startFakeInference, type FakeInference } from "../support/fake-inferenc
 import { startFakeVoiceRuntime, type FakeVoiceRuntime } from "../support/fake-voice-runtime";
 import { startFakePlatformAgent, type FakePlatformAgent } from "../support/fake-platform-agent";
 import { useProviders } from "../support/payments";
-import { ROUTES } from "../support/routes";
+import { ROUTES, concretePath } from "../support/routes";
+import { json, newUser } from "../support/users";
 
 const env = useTestEnvironment();
 // Every outside party is a loopback fake speaking its protocol, so a route that calls one succeeds.
@@ -58,4 +59,36 @@ describe("route list", () => {
 
 describe.each(ROUTES)("$method $template ($access)", (route) => {
   authMatrix({ app: () => t, freshApp: build, issuer: () => env.issuer }, route);
+});
+
+describe("a deleted account", () => {
+  it("answers every route 403 account_deleted to the member's token and to their API keys, on every instance, except the restore", async () => {
+    const admin = await newUser(env.issuer, { admin: true });
+    const made = await t.request("/api/v1/admin/api-keys", json({ name: "matrix" }, admin.headers));
+    expect(made.status).toBe(201);
+    const { key } = (await made.json()) as { key: string };
+    expect((await t.request("/api/v1/account", { ...json({ confirm: "DELETE" }, admin.headers), method: "DELETE" })).status).toBe(200);
+    const restore = "/api/v1/account/restore";
+    const credentials = { token: admin.headers, "API key": { authorization: `Bearer ${key}` } };
+    const wrong: string[] = [];
+    // A second instance sharing the store, as another server or isolate would.
+    const elsewhere = buildTestApp({ database: env.db.database, issuer: env.issuer, kv: t.deps.kv });
+    for (const route of ROUTES) {
+      if (!["user", "admin", "ai"].includes(route.access) || route.template === restore) continue;
+      for (const [name, headers] of Object.entries(credentials)) {
+        const init: RequestInit = { method: route.method, headers: route.body === undefined ? headers : { ...headers, "content-type": "application/json" } };
+        if (route.body !== undefined) init.body = JSON.stringify(route.body);
+        for (const app of [t, elsewhere]) {
+          const res = await app.app.request(concretePath(route), init);
+          const body = (await res.json().catch(() => ({}))) as { error?: unknown; code?: unknown };
+          if (res.status !== 403 || body.error !== "account_deleted" || body.code !== 403) wrong.push(`${route.method} ${route.template} (${name}): ${res.status} ${String(body.error)}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    const byKey = await t.request(restore, { method: "POST", headers: credentials["API key"] });
+    expect(byKey.status).toBe(403);
+    expect((await t.request(restore, { method: "POST", headers: admin.headers })).status).toBe(200);
+    expect((await t.request("/v1/auth/test", { headers: credentials["API key"] })).status).toBe(200);
+  });
 });

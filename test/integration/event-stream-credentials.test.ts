@@ -153,3 +153,23 @@ describe.each(paths)("an event stream opened with an API key ($path)", ({ kv }) 
     }
   });
 });
+
+describe.each(paths)("an event stream opened with a token ($path)", ({ kv }) => {
+  it("ends at the first heartbeat after its member deleted their account", async () => {
+    const t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, kv: kv() });
+    const member = await signIn(t, env.issuer);
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const stream = read(await t.request("/api/v1/matches/events", { headers: member.headers }));
+    try {
+      await stream.until(": connected");
+      vi.advanceTimersByTime(HEARTBEAT_MS);
+      await stream.until(": heartbeat");
+      expect((await t.request("/api/v1/account", { ...json({ confirm: "DELETE" }, member.headers), method: "DELETE" })).status).toBe(200);
+      vi.advanceTimersByTime(HEARTBEAT_MS);
+      await stream.ended(3_000);
+      expect(t.logs).toContainEqual(expect.objectContaining({ msg: "event stream ended: its credential is no longer valid", userId: member.id, reason: "account deleted" }));
+    } finally {
+      await stream.close();
+    }
+  });
+});

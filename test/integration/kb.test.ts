@@ -72,8 +72,11 @@ describe("a fresh install", () => {
     const t = buildTestApp({ database: fresh.db.database, issuer: fresh.issuer, tierLookup: ENTERPRISE });
     const user = await signIn(t, fresh.issuer);
     const doc = await getKb(t, user);
-    expect(doc.version).toBe(1);
+    // Version 2: the starter, with its account deletion section brought up to the self-service flow.
+    expect(doc.version).toBe(2);
     for (const heading of ["# Billing", "# Coins and wallet", "# Account", "# Matching", "# Safety", "# Technical"]) expect(doc.content).toContain(heading);
+    expect(doc.content).toContain("You can delete your account yourself at any time, without contacting support");
+    expect(doc.content).not.toContain("Contact support from your account to delete it");
     expect(new Date(doc.updatedAt).toISOString()).toBe(doc.updatedAt);
   });
 });

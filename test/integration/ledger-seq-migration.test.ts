@@ -57,6 +57,8 @@ describe("the migration that gives postings their place in the account", () => {
         ]);
         const accounts = await c.query<{ id: string; last_seq: string }>(`select id, last_seq::text from ledger_accounts order by id`);
         expect(accounts.rows).toEqual([
+          // Seeded by a later migration (account erasure's forfeitures).
+          { id: "sys_forfeited", last_seq: "0" },
           { id: "sys_mint", last_seq: "2" },
           { id: "sys_subscription_revenue", last_seq: "0" },
           { id: "wal_a", last_seq: "3" },

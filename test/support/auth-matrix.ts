@@ -144,7 +144,7 @@ export function authMatrix(ctx: MatrixContext, route: RouteCase): void {
 
   const aimed = route.otherMember;
   if (aimed) {
-    it("answers a hidden member and one with a block either way exactly as an unknown id, to a token and to an API key", async () => {
+    it("answers a hidden member, a deleted one and one with a block either way exactly as an unknown id, to a token and to an API key", async () => {
       const app = ctx.app();
       const send = async (id: string, headers: Record<string, string>) => {
         const target = aimed(id);
@@ -159,12 +159,13 @@ export function authMatrix(ctx: MatrixContext, route: RouteCase): void {
       const key = await adminKey(ctx);
       const keyHolder = bearer(await ctx.issuer().sign({ sub: key.sub, email: key.email, roles: ["admin"] }));
       const member = (await newUser(ctx.issuer())).headers;
-      const [hidden, blocked, blocker] = [(await newUser(ctx.issuer())).headers, (await newUser(ctx.issuer())).headers, (await newUser(ctx.issuer())).headers];
+      const [hidden, blocked, blocker, deleted] = [(await newUser(ctx.issuer())).headers, (await newUser(ctx.issuer())).headers, (await newUser(ctx.issuer())).headers, (await newUser(ctx.issuer())).headers];
       const profile = { displayName: "Matrix", birthDate: "1990-01-01", gender: "other", interestedIn: ["woman"] };
-      for (const [who, visibility] of [[hidden, "hidden"], [blocked, "visible"], [blocker, "visible"]] as const) {
+      for (const [who, visibility] of [[hidden, "hidden"], [blocked, "visible"], [blocker, "visible"], [deleted, "visible"]] as const) {
         expect((await app.request("/api/v1/profile", { ...json({ ...profile, visibility }, who), method: "PUT" })).status).toBe(201);
       }
-      const ids = { hidden: await memberId(hidden), blocked: await memberId(blocked), blocker: await memberId(blocker) };
+      const ids = { hidden: await memberId(hidden), blocked: await memberId(blocked), blocker: await memberId(blocker), deleted: await memberId(deleted) };
+      expect((await app.request("/api/v1/account", { ...json({ confirm: "DELETE" }, deleted), method: "DELETE" })).status).toBe(200);
       for (const caller of [member, keyHolder]) {
         expect((await app.request("/api/v1/blocks", json({ userId: ids.blocked }, caller))).status).toBeLessThan(300);
         expect((await app.request("/api/v1/blocks", json({ userId: await memberId(caller) }, blocker))).status).toBeLessThan(300);

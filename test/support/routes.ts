@@ -98,6 +98,10 @@ export const ROUTES: RouteCase[] = [
   // 404: no such user.
   { method: "POST", template: "/api/v1/blocks", access: "user", body: { userId: "usr_00000000000000000000000000" }, expect: 404 },
   { method: "GET", template: "/api/v1/blocks", access: "user", expect: 200 },
+  // The caller's own account: deleted at once (docs/api/account.md); only the signed-in member may.
+  { method: "DELETE", template: "/api/v1/account", access: "user", body: { confirm: "DELETE" }, expect: 200, apiKey: SIGNED_IN_ONLY },
+  // 409: a fresh caller's account is not deleted.
+  { method: "POST", template: "/api/v1/account/restore", access: "user", expect: 409, apiKey: SIGNED_IN_ONLY },
   // 400: sample_userId is not a user id.
   { method: "DELETE", template: "/api/v1/blocks/{userId}", access: "user", expect: 400 },
   // 404: no such user.

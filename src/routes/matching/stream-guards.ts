@@ -6,6 +6,7 @@ import { defer } from "../../http/defer";
 import type { AppEnv } from "../../http/env";
 import { loggedError } from "../../platform/logged-error";
 import { apiKeyStillValid } from "../../services/api-keys/keys";
+import { deletedMarkerKey } from "../../services/account/markers";
 import { releaseStreamSlot, renewStreamSlot, STREAMS_PER_PERSON, takeStreamSlot, type SlotOutcome } from "../../services/matching/stream-slots";
 
 // What keeps an event stream within bounds while it is open: its person's place among
@@ -17,7 +18,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 export interface CredentialWatch {
   /** Starts the clock on the credential's expiry. */
   start(): void;
-  /** Called on each heartbeat with the stream's database: re-checks an API key (a token needs only its expiry). */
+  /** Called on each heartbeat with the stream's database: re-checks an API key, or a token's account. */
   heartbeat(db: Db): void;
   stop(): void;
 }
@@ -25,7 +26,8 @@ export interface CredentialWatch {
 /**
  * Ends a stream once the credential it was opened with stops working: at the token's `exp` (or
  * the API key's `expiresAt`), and for an API key at the first heartbeat after it was revoked or
- * its admin lost the role (revocation is "effective at once"; a stream re-checks within 20 s).
+ * its admin lost the role (revocation is "effective at once"; a stream re-checks within 20 s), and
+ * at the first heartbeat after its account was deleted.
  * Authentication happens once per request, and a stream is a request that does not end: without
  * this, a revoked key or an expired token kept its feed for as long as the client stayed. The
  * client reconnects and is authenticated afresh.
@@ -52,14 +54,20 @@ export function watchCredential(c: Context<AppEnv>, principal: Principal, end: (
     },
     heartbeat(db) {
       const { keyId } = principal;
-      if (keyId === undefined || stopped || checking) return;
+      if (stopped || checking) return;
       checking = true;
-      apiKeyStillValid(db, keyId, deps.clock.now())
-        .then((valid) => {
-          if (!valid) finish("api key revoked or expired");
+      // A key is checked in the database (its creator's deletion included); a token's account
+      // through the store's deletion note, which every deletion writes.
+      const check =
+        keyId === undefined
+          ? deps.kv.get(deletedMarkerKey(principal.userId)).then((note) => (note === null ? null : "account deleted"))
+          : apiKeyStillValid(db, keyId, deps.clock.now()).then((valid) => (valid ? null : "api key revoked or expired"));
+      check
+        .then((reason) => {
+          if (reason !== null) finish(reason);
         })
         // A database that cannot answer now is asked again at the next heartbeat.
-        .catch((err: unknown) => deps.logger.warn("re-checking an event stream's API key failed", { requestId, userId: principal.userId, error: loggedError(err) }))
+        .catch((err: unknown) => deps.logger.warn("re-checking an event stream's credential failed", { requestId, userId: principal.userId, error: loggedError(err) }))
         .finally(() => {
           checking = false;
         });

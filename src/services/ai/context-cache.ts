@@ -244,6 +244,11 @@ export async function contextStats(deps: ContextDeps, actor: Principal): Promise
   };
 }
 
+/** The store keys of one member's AI context, and the index set naming them (an erasure drops all). */
+export function contextKeysOf(userId: string): { keys: string[]; sets: [string, string][] } {
+  return { keys: [KEY(userId), PROFILE_SAVED(userId)], sets: [[INDEX, userId]] };
+}
+
 /** Drops one user's cached context; true when there was one. */
 export async function invalidateContext(deps: ContextDeps, actor: Principal, userId: string): Promise<boolean> {
   assertAdmin(actor);

@@ -118,7 +118,7 @@ export async function revokeApiKey(d: KeyServiceDeps, actor: Principal, keyId: s
 }
 
 export type KeyCheck =
-  | { ok: true; keyId: string; userId: string; email: string | null; createdAt: number; expiresAt: number | null }
+  | { ok: true; keyId: string; userId: string; email: string | null; createdAt: number; expiresAt: number | null; deletedAt: number | null }
   | { ok: false; reason: "invalid" | "expired" };
 
 /**
@@ -129,29 +129,29 @@ export type KeyCheck =
  */
 export async function checkApiKey(db: Db, key: string, now: number): Promise<KeyCheck> {
   const [row] = await db
-    .select({ id: apiKeys.id, createdBy: apiKeys.createdBy, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, email: users.email, role: users.role })
+    .select({ id: apiKeys.id, createdBy: apiKeys.createdBy, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, email: users.email, role: users.role, deletedAt: users.deletedAt })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.createdBy))
     .where(eq(apiKeys.keyHash, await sha256Hex(key.toLowerCase())))
     .limit(1);
   if (!row || row.revokedAt !== null || row.role !== "admin") return { ok: false, reason: "invalid" };
   if (row.expiresAt !== null && row.expiresAt.getTime() <= now) return { ok: false, reason: "expired" };
-  return { ok: true, keyId: row.id, userId: row.createdBy, email: row.email, createdAt: row.createdAt.getTime(), expiresAt: row.expiresAt?.getTime() ?? null };
+  return { ok: true, keyId: row.id, userId: row.createdBy, email: row.email, createdAt: row.createdAt.getTime(), expiresAt: row.expiresAt?.getTime() ?? null, deletedAt: row.deletedAt?.getTime() ?? null };
 }
 
 /**
  * Whether a key that was valid when a request began still is: not revoked, not expired, and its
- * creator still an admin (the rules of checkApiKey). For what outlives the request, an event
+ * creator still an admin with an account that is not deleted (the rules of checkApiKey). For what outlives the request, an event
  * stream, which checks again now and then.
  */
 export async function apiKeyStillValid(db: Db, keyId: string, now: number): Promise<boolean> {
   const [row] = await db
-    .select({ expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, role: users.role })
+    .select({ expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt, role: users.role, deletedAt: users.deletedAt })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.createdBy))
     .where(eq(apiKeys.id, keyId))
     .limit(1);
-  return row !== undefined && row.revokedAt === null && row.role === "admin" && (row.expiresAt === null || row.expiresAt.getTime() > now);
+  return row !== undefined && row.revokedAt === null && row.deletedAt === null && row.role === "admin" && (row.expiresAt === null || row.expiresAt.getTime() > now);
 }
 
 /** Records last use at most once a minute per key and instance: no write on every request. */

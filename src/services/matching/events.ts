@@ -3,7 +3,7 @@ import type { Db } from "../../db/port";
 import { queryRows } from "../../db/rows";
 import type { KeyValueStore } from "../../kv/port";
 import type { Logger } from "../../platform/logger";
-import { noBlockBetween } from "../safety/blocks";
+import { inTouchWith, notDeleted } from "../safety/visibility";
 import type { Tx } from "../wallet/ledger";
 
 /**
@@ -73,13 +73,13 @@ export async function latestEventId(db: Db, userId: string): Promise<number> {
   return row?.id ? Number(row.id) : 0;
 }
 
-/** Events after `afterId`, oldest first, without those about someone a block stands between. */
+/** Events after `afterId`, oldest first, without those about someone a block stands between or who deleted their account. */
 export async function eventsAfter(db: Db, userId: string, afterId: number, limit = 100): Promise<StoredEvent[]> {
   const rows = await queryRows<{ id: string; type: EventType; data: Record<string, unknown> | string }>(
     db,
     sql`select e.id::text as id, e.type, e.data from events e
         where e.user_id = ${userId} and e.id > ${afterId}
-          and ${noBlockBetween(userId, sql`(e.data->>'userId')`)}
+          and ${inTouchWith(userId, sql`(e.data->>'userId')`)}
         order by e.id limit ${limit}`,
   );
   return rows.map((r) => ({ id: Number(r.id), type: r.type, data: typeof r.data === "string" ? (JSON.parse(r.data) as Record<string, unknown>) : r.data }));
@@ -87,9 +87,9 @@ export async function eventsAfter(db: Db, userId: string, afterId: number, limit
 
 /**
  * The events of many people at once (the event hub's read): for each person, up to `limit` events
- * after their own cursor, oldest first, without those about someone a block stands between (the
- * condition of `eventsAfter`, with the recipient taken from the row). One query, one index range
- * scan per person; the result is grouped by person.
+ * after their own cursor, oldest first, without those about someone a block stands between or who
+ * deleted their account (the condition of `eventsAfter`, with the recipient taken from the row).
+ * One query, one index range scan per person; the result is grouped by person.
  */
 export async function eventsAfterBatch(
   db: Db,
@@ -110,6 +110,7 @@ export async function eventsAfterBatch(
             and not exists (select 1 from blocks b
               where (b.blocker_id = c.user_id and b.blocked_id = (e.data->>'userId'))
                  or (b.blocker_id = (e.data->>'userId') and b.blocked_id = c.user_id))
+            and ${notDeleted(sql`(e.data->>'userId')`)}
           order by e.id limit ${limit}
         ) e
         order by e.id`,

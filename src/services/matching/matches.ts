@@ -7,7 +7,7 @@ import type { KeyValueStore } from "../../kv/port";
 import type { IdGenerator } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
 import { CARD_COLUMNS, cardFromRow, type CardColumns, type ProfileCard } from "../profiles/card";
-import { noBlockBetween } from "../safety/blocks";
+import { inTouchWith } from "../safety/visibility";
 import type { Tx } from "../wallet/ledger";
 import { PAIR_LOCK_CLASS, notify, storeEvents, type NewEvent } from "./events";
 
@@ -111,7 +111,7 @@ export async function listMatches(m: MatchingContext, userId: string, limit: num
     sql`select mt.id, mt.created_at, ${other} as other, ${CARD_COLUMNS}
         from matches mt left join profiles p on p.user_id = ${other}
         where (mt.user_low = ${userId} or mt.user_high = ${userId}) and mt.unmatched_at is null
-          and ${noBlockBetween(userId, other)}
+          and ${inTouchWith(userId, other)}
           ${after ? sql`and (mt.created_at, mt.id) < (${after.at.toISOString()}::timestamptz, ${after.id})` : sql``}
         order by mt.created_at desc, mt.id desc
         limit ${limit + 1}`,
@@ -131,7 +131,7 @@ export async function unmatch(m: MatchingContext, userId: string, matchId: strin
     m.db,
     sql`update matches mt set unmatched_at = ${new Date(m.now).toISOString()}::timestamptz, unmatched_by = ${userId}
         where mt.id = ${matchId} and (mt.user_low = ${userId} or mt.user_high = ${userId}) and mt.unmatched_at is null
-          and ${noBlockBetween(userId, sql`(case when mt.user_low = ${userId} then mt.user_high else mt.user_low end)`)}
+          and ${inTouchWith(userId, sql`(case when mt.user_low = ${userId} then mt.user_high else mt.user_low end)`)}
         returning mt.id`,
   );
   if (rows.length === 0) throw new ApiError("not_found", "no such match");

@@ -17,7 +17,7 @@ export const STREAMS_PER_PERSON = 5;
  */
 export const STREAM_LEASE_MS = 60_000;
 
-const slotKey = (userId: string) => `events:streams:${userId}`;
+export const slotKey = (userId: string) => `events:streams:${userId}`;
 
 export type SlotOutcome = { granted: true } | { granted: false; retryAfter: number };
 

@@ -4,12 +4,11 @@ import { PG, pgError } from "../../db/errors";
 import { queryRows } from "../../db/rows";
 import { ApiError } from "../../errors";
 import type { ProfileCard } from "../profiles/card";
-import { noBlockBetween } from "../safety/blocks";
 import type { Tier } from "../tiers/port";
 import type { Tx } from "../wallet/ledger";
 import type { NewEvent } from "./events";
 import { CARD_COLUMNS, cardFromRow, type CardColumns } from "../profiles/card";
-import { assertReachable } from "../safety/visibility";
+import { assertReachable, inTouchWith } from "../safety/visibility";
 import { createMatch, lockPair, viewerPosition, withEvents, type MatchingContext } from "./matches";
 
 /** Winks a standard-tier person may send per UTC day; paid tiers have no cap. */
@@ -122,7 +121,7 @@ async function winkForRecipient(tx: Tx, winkId: string, actorId: string): Promis
     queryRows<WinkRow>(
       db,
       sql`select w.id, w.sender_id, w.recipient_id, w.status from winks w
-          where w.id = ${winkId} and w.recipient_id = ${actorId} and ${noBlockBetween(actorId, sql`w.sender_id`)}`,
+          where w.id = ${winkId} and w.recipient_id = ${actorId} and ${inTouchWith(actorId, sql`w.sender_id`)}`,
     );
   const [first] = await find();
   if (!first) throw new ApiError("not_found", "no such wink");
@@ -164,7 +163,7 @@ export interface ReceivedWink {
 
 /** Pending winks to the caller, newest first (up to `limit`), and how many are pending in all: the badge. */
 export async function receivedWinks(m: MatchingContext, userId: string, limit = 100): Promise<{ winks: ReceivedWink[]; count: number }> {
-  const visible = sql`w.recipient_id = ${userId} and w.status = 'pending' and ${noBlockBetween(userId, sql`w.sender_id`)}`;
+  const visible = sql`w.recipient_id = ${userId} and w.status = 'pending' and ${inTouchWith(userId, sql`w.sender_id`)}`;
   const [rows, [total]] = await Promise.all([
     queryRows<CardColumns & { id: string; sender_id: string; message: string | null; created_at: Date | string }>(
       m.db,

@@ -13,6 +13,8 @@ export interface RateCheckInput {
   now: number;
   /** Unique per request; names its burst entry and AI lease. */
   member: string;
+  /** The key of the caller's account deletion marker, checked in the same round trip. */
+  deletedMarker?: string;
 }
 
 export interface RateOutcome {
@@ -20,7 +22,8 @@ export interface RateOutcome {
   headers: Record<string, string>;
 }
 
-function keys(subject: string, now: number): string[] {
+/** The store keys a caller's quotas use at `now` (an erasure drops a member's, for them and their API keys). */
+export function keys(subject: string, now: number): string[] {
   const hour = Math.floor(now / HOUR_MS);
   const base = `rl:${subject}`;
   return [`${base}:h:${hour}`, `${base}:h:${hour - 1}`, `${base}:b`, `${base}:ai:${hour}`, `${base}:ai:${hour - 1}`, `${base}:ai:inflight`];
@@ -36,7 +39,9 @@ const DENIAL_MESSAGE: Record<Exclude<RateCheckReply["denied"], 0>, (t: Tier) => 
 /** Checks and counts one request in a single store round trip; throws 429 when it is over. */
 export async function checkRate(kv: KeyValueStore, input: RateCheckInput): Promise<RateOutcome> {
   const limits = LIMITS[input.tier];
-  const reply = await kv.eval(rateCheckScript, keys(input.subject, input.now), [
+  const names = keys(input.subject, input.now);
+  if (input.deletedMarker !== undefined) names.push(input.deletedMarker);
+  const reply = await kv.eval(rateCheckScript, names, [
     input.now,
     limits.hourly,
     limits.burst,
@@ -57,6 +62,7 @@ export async function checkRate(kv: KeyValueStore, input: RateCheckInput): Promi
     headers["X-AI-RateLimit-Remaining"] = String(reply.aiRemaining);
     headers["X-AI-RateLimit-Reset"] = resetS;
   }
+  if (reply.accountDeleted) return { reply, headers: {} };
   if (reply.denied !== 0) {
     throw new ApiError("rate_limit_exceeded", DENIAL_MESSAGE[reply.denied](input.tier), { retryAfter: reply.retryAfter, headers });
   }

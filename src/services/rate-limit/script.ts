@@ -9,9 +9,13 @@ import { BURST_WINDOW_MS, HOUR_MS } from "./limits";
  * their own if an instance dies. A denied request is not counted, and its retryAfter is the
  * first whole second at which the same request would be allowed.
  *
- * KEYS: hourCur, hourPrev, burstLog, aiHourCur, aiHourPrev, aiInflight
+ * The same round trip tells whether the caller's account was deleted (optional seventh key, the
+ * deletion marker of services/account/markers.ts): every instance then refuses the member at once,
+ * whatever its identity cache remembers. A deleted caller's request is not counted.
+ *
+ * KEYS: hourCur, hourPrev, burstLog, aiHourCur, aiHourPrev, aiInflight[, deletedMarker]
  * ARGV: now, hourly, burst, member, ai(0|1), aiHourly, aiConcurrent, leaseMs
- * Reply: [denied, retryAfterS, remaining, aiRemaining, aiInflight]
+ * Reply: [denied, retryAfterS, remaining, aiRemaining, aiInflight, deleted(0|1)]
  *   denied: 0 allowed, 1 hourly, 2 burst, 3 AI hourly, 4 AI concurrency
  */
 const LUA = `
@@ -30,6 +34,10 @@ local frac = (now - start) / HOUR
 -- Counts are whole numbers; the tolerance keeps a weight that lands exactly on the limit (at the
 -- second retry_after names) from being refused over a rounding error.
 local EPSILON = 1e-9
+
+if KEYS[7] and redis.call('EXISTS', KEYS[7]) == 1 then
+  return { 0, 0, 0, 0, 0, 1 }
+end
 
 local function sliding(curKey, prevKey, limit)
   local cur = tonumber(redis.call('GET', curKey) or '0')
@@ -92,7 +100,7 @@ if denied == 0 then
   end
 end
 
-return { denied, retry, math.max(0, math.floor(hourly - used)), math.max(0, math.floor(aiHourly - aiUsed)), inflight }
+return { denied, retry, math.max(0, math.floor(hourly - used)), math.max(0, math.floor(aiHourly - aiUsed)), inflight, 0 }
 `;
 
 const EPSILON = 1e-9;
@@ -103,10 +111,13 @@ export interface RateCheckReply {
   remaining: number;
   aiRemaining: number;
   aiInflight: number;
+  /** The caller's account carries the deletion marker; nothing was counted. */
+  accountDeleted: boolean;
 }
 
 function memoryCheck(kv: MemoryScriptApi, keys: string[], args: string[]): RateCheckReply {
-  const [hourCur, hourPrev, burstLog, aiCur, aiPrev, aiInflightKey] = keys as [string, string, string, string, string, string];
+  const [hourCur, hourPrev, burstLog, aiCur, aiPrev, aiInflightKey, deletedMarker] = keys as [string, string, string, string, string, string, string | undefined];
+  if (deletedMarker !== undefined && kv.get(deletedMarker) !== null) return { denied: 0, retryAfter: 0, remaining: 0, aiRemaining: 0, aiInflight: 0, accountDeleted: true };
   const [nowS, hourlyS, burstS, member, aiS, aiHourlyS, aiConcS, leaseS] = args as [string, string, string, string, string, string, string, string];
   const now = Number(nowS);
   const hourly = Number(hourlyS);
@@ -173,6 +184,7 @@ function memoryCheck(kv: MemoryScriptApi, keys: string[], args: string[]): RateC
     remaining: Math.max(0, Math.floor(hourly - used)),
     aiRemaining: Math.max(0, Math.floor(aiHourly - aiUsed)),
     aiInflight: inflight,
+    accountDeleted: false,
   };
 }
 
@@ -181,13 +193,14 @@ export const rateCheckScript = defineScript<RateCheckReply>({
   lua: LUA,
   memory: memoryCheck,
   parse: (raw) => {
-    const [denied, retryAfter, remaining, aiRemaining, aiInflight] = (raw as unknown[]).map(Number) as number[];
+    const [denied, retryAfter, remaining, aiRemaining, aiInflight, deleted] = (raw as unknown[]).map(Number) as number[];
     return {
       denied: (denied ?? 0) as RateCheckReply["denied"],
       retryAfter: retryAfter ?? 0,
       remaining: remaining ?? 0,
       aiRemaining: aiRemaining ?? 0,
       aiInflight: aiInflight ?? 0,
+      accountDeleted: deleted === 1,
     };
   },
 });

@@ -119,7 +119,7 @@ export async function translateProfile(
   if (!actor.userId) throw new ApiError("unauthorized");
   const userId = input.fields ? null : (input.userId ?? actor.userId);
   const original = input.fields ?? (await visibleProfile(ctx.db, actor, userId!));
-  const key = await sha256Hex(JSON.stringify([original.bio, original.tagline, original.interests]));
+  const key = await profileCacheKey(original);
   const hit = await cached<{ translated: ProfileFields; sourceLanguage: LanguageCode | null }>(ctx.db, "profile", key, input.targetLanguage);
   if (hit) return { userId, targetLanguage: input.targetLanguage, sourceLanguage: hit.sourceLanguage, original, translated: hit.translated, cached: true };
   if (!original.bio && !original.tagline && original.interests.length === 0) {
@@ -150,6 +150,9 @@ export async function translateProfile(
   await remember(ctx.db, "profile", key, input.targetLanguage, { translated, sourceLanguage: v.sourceLanguage }, ctx.ai.clock.now());
   return { userId, targetLanguage: input.targetLanguage, sourceLanguage: v.sourceLanguage, original, translated, cached: false };
 }
+
+/** The cache key of a profile's translations: its fields' content (an erasure drops the member's). */
+export const profileCacheKey = (fields: ProfileFields): Promise<string> => sha256Hex(JSON.stringify([fields.bio, fields.tagline, fields.interests]));
 
 /** Drops member-text translations older than CACHE_DAYS (the hourly upkeep). */
 export async function pruneTranslationCache(db: Db, now: number, logger: { info(msg: string, fields?: Record<string, unknown>): void }): Promise<void> {

@@ -9,6 +9,8 @@ export interface KnownUser {
   email: string | null;
   /** The stored role: the one the newest token has set, whatever the presented token says. */
   role: Role;
+  /** When the member deleted their account (ms since the epoch), or null. */
+  deletedAt: number | null;
 }
 
 /**
@@ -38,9 +40,9 @@ export async function ensureUser(
         lastSeenAt: input.now,
       },
     })
-    .returning({ id: users.id, email: users.email, role: users.role });
+    .returning({ id: users.id, email: users.email, role: users.role, deletedAt: users.deletedAt });
   if (!row) throw new Error("user upsert returned no row");
-  return { id: row.id, email: row.email, role: row.role === "admin" ? "admin" : "user" };
+  return { id: row.id, email: row.email, role: row.role === "admin" ? "admin" : "user", deletedAt: row.deletedAt?.getTime() ?? null };
 }
 
 /**
@@ -48,6 +50,8 @@ export async function ensureUser(
  * is fixed by its key, so the re-run only moves the last-seen time: that time is as fine as this.
  */
 export const IDENTITY_FRESH_MS = 600_000;
+/** How long a deleted account's identity is remembered (see createUserCache). */
+export const DELETED_FRESH_MS = 5_000;
 /** Past fresh, an identity is still answered for this long while the upsert runs again behind it. */
 export const IDENTITY_STALE_MS = 300_000;
 
@@ -67,7 +71,10 @@ export function createUserCache(options: CacheTuning) {
     staleMs: IDENTITY_STALE_MS,
     maxEntries: 50_000,
     ...options,
-    expiresAt: (user) => (user.role === "admin" ? 0 : null),
+    // A deleted account is remembered only briefly: a restore on another instance lets the member
+    // back within DELETED_FRESH_MS, and a deleted member's refused requests (which no quota
+    // counts) do not each cost a database write.
+    expiresAt: (user) => (user.role === "admin" ? 0 : user.deletedAt !== null ? options.now() + DELETED_FRESH_MS : null),
   });
   return {
     resolve: (token: { subject: string; email: string | null; issuedAt: number }, role: Role, load: () => Promise<KnownUser>, background: Background): Promise<KnownUser> =>

@@ -33,8 +33,11 @@ export interface Redemption {
   redeemedAt: string;
 }
 
+/** A member's failed-redemption counter (it expires with its window; an erasure drops it sooner). */
+export const failuresKeyOf = (userId: string) => `voucher-failures:user:${userId}`;
+
 const counters = (ctx: RedeemContext, actor: Principal) => [
-  { key: `voucher-failures:user:${actor.userId}`, limit: FAILURES_PER_USER },
+  { key: failuresKeyOf(actor.userId), limit: FAILURES_PER_USER },
   ...(ctx.clientAddress ? [{ key: `voucher-failures:addr:${ctx.clientAddress}`, limit: FAILURES_PER_ADDRESS }] : []),
 ];
 

@@ -11,7 +11,7 @@ import type { IdGenerator } from "../../platform/ids";
 export const MINT_ACCOUNT = "sys_mint";
 export const SUBSCRIPTION_REVENUE_ACCOUNT = "sys_subscription_revenue";
 
-export type LedgerTxType = "transfer" | "award" | "subscription" | "funding" | "voucher";
+export type LedgerTxType = "transfer" | "award" | "subscription" | "funding" | "voucher" | "forfeiture";
 
 /** A drizzle transaction handle; the same query API as Db. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
