@@ -101,6 +101,28 @@ export const FILLS: Record<string, Fill> = {
   "messaging_workflows.created_by": ({ u }) => [
     sql`insert into messaging_workflows (id, name, graph, created_by, created_at, updated_at) values (${`wfl_${r()}`}, 'Welcome', '{}', ${u}, now(), now())`,
   ],
+  "subscription_charges.user_id": ({ u, at }) => [
+    sql`insert into subscription_charges (transaction_id, user_id, plan_id, coins, created_at) values (${`txn_${r()}`}, ${u}, 'premium', 30, ${at})`,
+  ],
+  "account_exports.user_id": ({ u }) => [
+    sql`insert into account_exports (id, user_id, status, document, byte_size, created_at) values (${`exp_${r()}`}, ${u}, 'ready', ${JSON.stringify({ account: { userId: u } })}, 40, now())`,
+  ],
+  // A run the member started as staff, and one a platform event of theirs started (their name and
+  // address in the run's input and in its hand-over message).
+  "workflow_runs.created_by": ({ u, low, email }) => {
+    const workflow = `wfl_${r()}`;
+    const byEvent = `wfr_${r()}`;
+    const input = JSON.stringify({ userId: u, email, displayName: "Gone Person", event: { id: 1, type: "match.created", data: { userId: low } } });
+    return [
+      sql`insert into messaging_workflows (id, name, graph, created_by, created_at, updated_at) values (${workflow}, 'Matched', '{}', ${low}, now(), now())`,
+      sql`insert into workflow_runs (id, workflow_id, workflow_version, trigger, input, status, token_hash, created_by, created_at, updated_at, deadline_at)
+          values (${`wfr_${r()}`}, ${workflow}, 1, 'manual', '{}', 'succeeded', ${r()}, ${u}, now(), now(), now())`,
+      sql`insert into workflow_runs (id, workflow_id, workflow_version, trigger, event_id, input, status, token_hash, created_at, updated_at, deadline_at)
+          values (${byEvent}, ${workflow}, 1, 'match.created', ${Math.floor(Math.random() * 1e9)}, ${input}::jsonb, 'queued', ${r()}, now(), now(), now())`,
+      sql`insert into outbox_messages (id, kind, channel, target_id, body, created_at)
+          values (${`msg_${r()}`}, 'workflow.run', 'engine', ${workflow}, ${JSON.stringify({ data: { runId: byEvent, workflowId: workflow, input: JSON.parse(input) } })}, now())`,
+    ];
+  },
   "idempotency_keys.user_id": ({ u, low }) => [
     sql`insert into idempotency_keys (user_id, key, fingerprint, status, response_status, response_body, created_at, completed_at)
         values (${u}, ${r()}, 'fp', 'done', 200, ${JSON.stringify({ toUserId: low })}::jsonb, now(), now())`,

@@ -35,6 +35,7 @@ export const MEMBER_ROWS: readonly { table: string; columns: readonly string[] }
   { table: "support_tickets", columns: ["user_id"] },
   { table: "support_video_requests", columns: ["user_id"] },
   { table: "partners", columns: ["user_id"] },
+  { table: "account_exports", columns: ["user_id"] },
   { table: "api_keys", columns: ["created_by"] },
 ];
 
@@ -47,6 +48,7 @@ export const TOMBSTONED: readonly { table: string; column: string }[] = [
   { table: "ledger_accounts", column: "user_id" },
   { table: "ledger_transactions", column: "actor_user_id" },
   { table: "payments", column: "user_id" },
+  { table: "subscription_charges", column: "user_id" },
   { table: "vouchers", column: "redeemed_by" },
   { table: "voucher_batches", column: "created_by" },
   { table: "support_tickets", column: "resolved_by" },
@@ -56,6 +58,7 @@ export const TOMBSTONED: readonly { table: string; column: string }[] = [
   { table: "kb_versions", column: "created_by" },
   { table: "kb_assets", column: "created_by" },
   { table: "messaging_workflows", column: "created_by" },
+  { table: "workflow_runs", column: "created_by" },
   { table: "admin_audit_log", column: "actor_user_id" },
   { table: "admin_audit_log", column: "target_id" },
   { table: "config_documents", column: "updated_by" },
@@ -142,6 +145,13 @@ export async function eraseMember(deps: ErasureDeps, userId: string, now: number
     // A partner's outbox and delivery log go with the partner profile.
     await run(sql`delete from delivery_records where message_id in (select o.id from outbox_messages o join partners p on p.id = o.target_id where p.user_id = ${userId})`);
     await run(sql`delete from outbox_messages where target_id in (select id from partners where user_id = ${userId})`);
+
+    // Runs a platform event of the member's started carry their name and address to the
+    // automation engine, in the run and in its hand-over message.
+    await run(sql`delete from delivery_records where message_id in (select o.id from outbox_messages o join workflow_runs w on w.id = (o.body::jsonb)->'data'->>'runId'
+      where o.kind = 'workflow.run' and w.input->>'userId' = ${userId})`);
+    await run(sql`delete from outbox_messages where kind = 'workflow.run' and (body::jsonb)->'data'->>'runId' in (select id from workflow_runs where input->>'userId' = ${userId})`);
+    await run(sql`delete from workflow_runs where input->>'userId' = ${userId}`);
 
     // ledger_transactions has no index on its actor (every transfer would pay for one): the
     // member's own transactions are found through their wallet's postings. Only someone who acted
