@@ -55,11 +55,14 @@ CREATE TRIGGER ledger_transactions_immutable BEFORE UPDATE OR DELETE ON ledger_t
   FOR EACH ROW EXECUTE FUNCTION ledger_transactions_anonymise_only();
 --> statement-breakpoint
 -- The starter knowledge base told members to contact support to delete their account; the
--- deletion is self-service now. A new version replaces that section where the current version
+-- deletion and the export of one's data are self-service now. A new version replaces that section where the current version
 -- still holds it word for word (a knowledge base its admins rewrote is left as they wrote it).
 INSERT INTO kb_versions (content, created_by)
 SELECT replace(content, '## Deleting your account
-Contact support from your account to delete it. Deleting removes your profile from discovery and ends your matches. Coins left in your wallet are lost when the account is deleted.', '## Deleting your account
+Contact support from your account to delete it. Deleting removes your profile from discovery and ends your matches. Coins left in your wallet are lost when the account is deleted.', '## Getting a copy of your data
+You can download a copy of everything the platform keeps about you: choose Export my data in your account settings (up to 3 times a day). The copy is prepared in the background; when it is ready, download it within 24 hours. The download link works once. The copy holds your account, profile, preferences, swipes and winks you made, matches, blocks and reports you made, wallet history, payments, subscriptions, support tickets and partner details. It never shows reports others made about you.
+
+## Deleting your account
 You can delete your account yourself at any time, without contacting support: choose Delete account in your account settings and confirm by typing DELETE. Your profile disappears at once for everyone: from discovery, from your matches'' lists and from the winks you sent, and your sign-ins stop working. For 30 days you can change your mind: sign in and choose Restore account, and everything comes back as it was. After 30 days your account is erased for good: profile, photos, swipes, matches, winks, notifications, support tickets, partner profile and API keys. Coins left in your wallet are forfeited when the account is erased. Payment and wallet records are kept for accounting, without your name, email or phone number. Signing in again later with the same login starts a new, empty account.'), NULL
 FROM kb_versions
 WHERE version = (SELECT max(version) FROM kb_versions)
