@@ -60,7 +60,7 @@ export function startOutboxLoop(d: OutboxWorkerDeps, options: { batch?: number; 
   return {
     async stop(graceMs = 5_000) {
       stopped = true;
-      clearTimeout(timer);
+      if (timer !== undefined) clearTimeout(timer);
       wake?.();
       const grace = setTimeout(() => cancel.abort(), graceMs);
       await running;
