@@ -19,6 +19,8 @@ export interface OutboxBenchOptions {
   endpoints: number;
   failingShare: number;
   recoverAfterSeconds: number;
+  /** Mean answer time of an endpoint in ms; each answer takes between half and one and a half of it. */
+  latencyMs: number;
 }
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
@@ -26,7 +28,8 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 /**
  * `npm run bench -- outbox`: events enqueued at a fixed rate, each in a transaction of its own, to
  * endpoints on loopback of which a share fails until it recovers; the delivery loop runs in a
- * process of its own as on the Node server. Every arrival is verified with `standardwebhooks`.
+ * process of its own as on the Node server. Endpoints answer after a partner-like delay (`latencyMs`
+ * on average). Every arrival is verified with `standardwebhooks`.
  * Baseline in the same run: the same signed posts sent directly, without the outbox.
  */
 export async function benchOutbox(o: OutboxBenchOptions): Promise<void> {
@@ -63,9 +66,12 @@ export async function benchOutbox(o: OutboxBenchOptions): Promise<void> {
           unsigned++;
         }
         if (!firstAttemptAt.has(id)) firstAttemptAt.set(id, now);
-        if (failing && now < recoverAt) return res.writeHead(500).end();
-        delivered.add(id);
-        res.writeHead(200).end();
+        const answer = () => {
+          if (failing && now < recoverAt) return res.writeHead(500).end();
+          delivered.add(id);
+          res.writeHead(200).end();
+        };
+        setTimeout(answer, o.latencyMs * (0.5 + Math.random()));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -108,7 +114,7 @@ export async function benchOutbox(o: OutboxBenchOptions): Promise<void> {
   attempts = 0;
   unsigned = 0;
 
-  const worker = runTs("test/support/outbox-worker-process.ts", [], { DATABASE_URL: url, HOOK_HOSTS: endpoints.map((e) => e.host).join(","), BATCH: "100", IDLE_MS: "50" });
+  const worker = runTs("test/support/outbox-worker-process.ts", [], { DATABASE_URL: url, HOOK_HOSTS: endpoints.map((e) => e.host).join(","), BATCH: "100", IDLE_MS: "50", MAX_IN_FLIGHT: "500" });
   while (!worker.stdout().includes("ready")) await new Promise((r) => setTimeout(r, 20));
 
   const produceStart = Date.now();
@@ -138,7 +144,7 @@ export async function benchOutbox(o: OutboxBenchOptions): Promise<void> {
   const lags = [...committedAt].map(([id, at]) => (firstAttemptAt.get(id) ?? Infinity) - at).sort((a, b) => a - b);
   const directSorted = direct.sort((a, b) => a - b);
   const lost = [...committedAt.keys()].filter((id) => !delivered.has(id)).length;
-  console.log(`outbox: ${o.events} events at ${o.rate}/s to ${o.endpoints} endpoints (${Math.round(o.failingShare * 100)} % failing for ${o.recoverAfterSeconds} s)`);
+  console.log(`outbox: ${o.events} events at ${o.rate}/s to ${o.endpoints} endpoints (${Math.round(o.failingShare * 100)} % failing for ${o.recoverAfterSeconds} s), answers after ${o.latencyMs / 2}–${(o.latencyMs * 3) / 2} ms`);
   console.log(`  produced in ${((produced - produceStart) / 1000).toFixed(1)} s (${Math.round(o.events / ((produced - produceStart) / 1000))} events/s committed)`);
   console.log(`  delivered ${delivered.size} in ${((finished - produceStart) / 1000).toFixed(1)} s; attempts ${attempts}`);
   console.log(`  delivery throughput while producing: ${Math.round(o.events / ((Math.max(produced, finished) - produceStart) / 1000))} deliveries/s`);

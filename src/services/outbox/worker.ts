@@ -65,7 +65,7 @@ export async function claimDue(d: OutboxWorkerDeps, limit: number, only?: readon
 }
 
 /** The partners of a batch's messages, in one query. */
-async function partnersOf(d: OutboxWorkerDeps, claimed: readonly ClaimedMessage[]): Promise<Map<string, PartnerRow>> {
+export async function partnersOf(d: OutboxWorkerDeps, claimed: readonly ClaimedMessage[]): Promise<Map<string, PartnerRow>> {
   const targets = [...new Set(claimed.filter((m) => m.channel === "webhook").map((m) => m.target_id))];
   if (targets.length === 0) return new Map();
   const rows = await d.db.select().from(partners).where(inArray(partners.id, targets));
