@@ -1,4 +1,4 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { SignJWT, importJWK, type JWK } from "jose";
 import { Webhook } from "standardwebhooks";
@@ -124,6 +124,23 @@ describe("partner webhooks on the Worker", () => {
     });
     expect(delivery.attempts.map((a: Body) => a.statusCode).sort()).toEqual([200, 500]);
   }, 30_000);
+
+  it("acknowledges a repeated or malformed queue message without sending anything again", async () => {
+    const partner = await partnerAt("/hooks/repeat");
+    const id = (await send("POST", "/api/v1/partner/webhook/test", partner.headers, {})).body.deliveryId as string;
+    await waitFor("the delivery recorded as delivered", async () => (await deliveryOf(partner.headers, id))?.status === "delivered", { timeout: 15_000 });
+    const batch = createMessageBatch("dating-platform-outbox", [
+      { id: "repeat-1", timestamp: new Date(), attempts: 1, body: { id } },
+      { id: "repeat-2", timestamp: new Date(), attempts: 1, body: { id: "'; drop table outbox_messages; --" } },
+      { id: "repeat-3", timestamp: new Date(), attempts: 1, body: "not an object" },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, bindings, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result).toMatchObject({ outcome: "ok", ackAll: true, retryMessages: [] });
+    expect(result.retryBatch.retry).toBe(false);
+    expect(await arrivals(id)).toHaveLength(1);
+  });
 
   it("the cron delivers a message whose id never reached the queue", async () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
