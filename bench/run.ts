@@ -80,7 +80,7 @@ const benches: Record<string, () => Promise<void>> = {
       nodeArgsA: text("node-args-a")?.split(/\s+/).filter(Boolean),
       nodeArgsB: text("node-args-b")?.split(/\s+/).filter(Boolean),
     }),
-  outbox: () => benchOutbox({ events: flag("events", 10_000), rate: flag("rate", 500), endpoints: flag("endpoints", 50), failingShare: 0.1, recoverAfterSeconds: flag("recover", 10) }),
+  outbox: () => benchOutbox({ events: flag("events", 10_000), rate: flag("rate", 500), endpoints: flag("endpoints", 50), failingShare: 0.1, recoverAfterSeconds: flag("recover", 10), latencyMs: flag("latency", 100, { zero: true }) }),
   webhooks: () => benchWebhooks({ deliveries: flag("deliveries", 2000), duplicateShare: 0.2, concurrency: flag("concurrency", 64), users: flag("users", 40) }),
 };
 

@@ -10,6 +10,7 @@ import type { BlobStore } from "./services/kb/blob-store";
 import type { HostResolver } from "./services/kb/url-fetch";
 import type { InferenceClient } from "./services/inference/types";
 import type { BackgroundWork } from "./platform/background";
+import type { OutboxDispatch } from "./services/outbox/dispatch";
 
 /** Everything the app needs from the outside world; each entry builds these and nothing else. */
 export interface AppDeps {
@@ -58,6 +59,11 @@ export interface AppDeps {
   webhookFetch?: typeof fetch;
   /** Host names a webhook URL may point at although they resolve to a private address. Tests only. */
   webhookAllowedHosts?: readonly string[];
+  /**
+   * Told the ids of new outbox messages once their transaction commits (Workers: a Queue producer).
+   * Absent on Node, whose delivery loop finds due rows by itself.
+   */
+  outboxDispatch?: OutboxDispatch;
   /** The self-hosted inference hosts; built from INFERENCE_* config over deps.fetch when absent. */
   inference?: InferenceClient;
   /**

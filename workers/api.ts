@@ -21,6 +21,9 @@ import { pruneImpressionCounts } from "../src/services/discovery/impressions";
 import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-store";
 import { inferenceFromConfig } from "../src/services/inference/from-config";
 import { runTranslationJobs } from "../src/services/translations/seeding";
+import { queueDispatch, type OutboxQueue } from "../src/services/outbox/dispatch";
+import { outboxWorkerDeps } from "../src/services/outbox/loop";
+import { consumeOutboxBatch, deliverDueWithin, type OutboxQueueBatch } from "../src/services/outbox/queue-consumer";
 import { pruneTranslationCache } from "../src/services/translations/member-text";
 import { runWorkflowSchedule } from "../src/services/workflows/run-schedule";
 import { pruneAccountExports, runAccountExports } from "../src/services/account/export-runner";
@@ -39,12 +42,21 @@ export interface WorkerEnv {
   NEON_INSECURE_WS?: string;
   /** R2 bucket for knowledge-base asset bytes. */
   KB_ASSETS?: R2BucketLike;
+  /** The outbox's queue (wrangler.toml): new messages' ids go to it, and this Worker consumes it. */
+  OUTBOX_QUEUE?: OutboxQueue;
+  /**
+   * Local and test use only: comma-separated host names a webhook URL may point at although they
+   * are loopback or private (a partner endpoint faked on this machine). Refused in production.
+   */
+  WEBHOOK_ALLOWED_HOSTS?: string;
 }
 
 export interface WorkerHandler {
   fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response>;
   /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation, the event outbox's pruning, account erasure, translation jobs, workflow runs and account exports. */
   scheduled(controller: unknown, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
+  /** The outbox queue's consumer (wrangler.toml `[[queues.consumers]]`): delivers the messages named. */
+  queue(batch: OutboxQueueBatch, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
 }
 
 type State = { ready: true; app: App; deps: AppDeps } | { ready: false; variables: string[]; detail: string };
@@ -54,6 +66,8 @@ const ids = createIdGenerator(systemClock, webRandom);
 const CRON_TRANSLATION_BUDGET_MS = 120_000;
 /** A cron run's share of export building; the next run goes on with the rest. */
 const CRON_EXPORT_BUDGET_MS = 60_000;
+/** A cron run's share of outbox deliveries nobody sent; the next run goes on with the rest. */
+const CRON_OUTBOX_BUDGET_MS = 120_000;
 
 /**
  * A handler with its own per-isolate cache. The default export is one of these; tests make
@@ -96,16 +110,7 @@ export function createWorker(): WorkerHandler {
     },
     // A run that fails is logged and then thrown, so that the cron's own status shows it failed.
     async scheduled(_controller, env, ctx) {
-      if (state === undefined) {
-        try {
-          state = buildState(env);
-        } catch (err) {
-          bootLogger(env).error("scheduled run could not start", { error: describeError(err) });
-          throw err;
-        }
-      }
-      if (!state.ready) throw new Error(`scheduled run skipped: invalid configuration: ${state.variables.join(", ")}`);
-      const { deps } = state;
+      const deps = depsFor(env, "scheduled run");
       const session = deps.database.session();
       const failed: string[] = [];
       const task = (name: string, work: Promise<unknown>) =>
@@ -124,6 +129,8 @@ export function createWorker(): WorkerHandler {
         task("account exports", runAccountExports({ db: session.db, kv: deps.kv, clock: deps.clock, logger: deps.logger, budgetMs: CRON_EXPORT_BUDGET_MS })),
         task("idempotency key pruning", purgeExpiredKeys(session.db, deps.clock.now())),
         task("account erasure", eraseDeletedAccounts({ db: session.db, kv: deps.kv, ids: deps.ids, logger: deps.logger }, deps.clock.now())),
+        // The outbox's safety net: messages whose queue message was lost or whose consumer died.
+        task("outbox deliveries", deliverDueWithin(outboxWorkerDeps(deps, session.db), CRON_OUTBOX_BUDGET_MS)),
         // Seeding jobs a request's waitUntil did not finish, or that waited for the inference hosts.
         task(
           "translation jobs",
@@ -134,7 +141,30 @@ export function createWorker(): WorkerHandler {
       await run;
       if (failed.length > 0) throw new Error(`scheduled run failed: ${failed.join(", ")}`);
     },
+    // Outcomes are in the table, so the batch is acknowledged once they are written; a batch that
+    // could not be handled is retried by the queue (consumeOutboxBatch), and the cron backs both.
+    async queue(batch, env, ctx) {
+      const deps = depsFor(env, "outbox queue batch");
+      const session = deps.database.session();
+      const run = consumeOutboxBatch(outboxWorkerDeps(deps, session.db), batch, env.OUTBOX_QUEUE).finally(() => session.release?.());
+      ctx.waitUntil(run);
+      await run;
+    },
   };
+
+  /** The app's deps for an invocation without a request; a failure to build them is logged and thrown. */
+  function depsFor(env: WorkerEnv, what: string): AppDeps {
+    if (state === undefined) {
+      try {
+        state = buildState(env);
+      } catch (err) {
+        bootLogger(env).error(`${what} could not start`, { error: describeError(err) });
+        throw err;
+      }
+    }
+    if (!state.ready) throw new Error(`${what} skipped: invalid configuration: ${state.variables.join(", ")}`);
+    return state.deps;
+  }
 }
 
 export default createWorker();
@@ -145,7 +175,7 @@ function buildState(env: WorkerEnv): State {
 }
 
 function buildDeps(env: WorkerEnv): AppDeps {
-  const { config, databaseUrl, local } = loadConfig(env);
+  const { config, databaseUrl, local, webhookAllowedHosts } = loadConfig(env);
   const logger = createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) });
   const fetch = globalThis.fetch.bind(globalThis);
   const kv = createStore(config, logger, fetch);
@@ -164,7 +194,11 @@ function buildDeps(env: WorkerEnv): AppDeps {
     clientAddress: (request) => request.headers.get("cf-connecting-ip"),
     // Without the binding assets live in the isolate's memory: fine for `wrangler dev`, not for production.
     ...(env.KB_ASSETS ? { blobs: createR2BlobStore(env.KB_ASSETS) } : {}),
+    // Without the queue, new outbox messages wait for the cron (every five minutes).
+    ...(env.OUTBOX_QUEUE ? { outboxDispatch: queueDispatch(env.OUTBOX_QUEUE, logger) } : {}),
+    ...(webhookAllowedHosts ? { webhookAllowedHosts } : {}),
   };
+  if (!env.OUTBOX_QUEUE) logger.warn("OUTBOX_QUEUE is not bound: outbox messages are sent only by the cron");
   if (!env.KB_ASSETS) logger.warn("KB_ASSETS is not bound: knowledge-base asset bytes are kept per isolate");
   return deps;
 }
@@ -205,7 +239,7 @@ function createStore(config: Config, logger: Logger, fetch: typeof globalThis.fe
  * parseConfig's rules plus the ones only Workers have, checked together so that a broken
  * deployment names every variable to fix at once rather than one per deploy.
  */
-function loadConfig(bindings: WorkerEnv): { config: Config; databaseUrl: string; local: { wsProxy?: string; insecure?: boolean } } {
+function loadConfig(bindings: WorkerEnv): { config: Config; databaseUrl: string; local: { wsProxy?: string; insecure?: boolean }; webhookAllowedHosts?: string[] } {
   // Fail closed: a Worker without NODE_ENV is production (an `[env.*]` section of wrangler.toml
   // does not inherit `[vars]`, so a new environment would otherwise run with development rules).
   const env: WorkerEnv = stringBinding(bindings.NODE_ENV) === undefined ? { ...bindings, NODE_ENV: "production" } : bindings;
@@ -243,13 +277,28 @@ function loadConfig(bindings: WorkerEnv): { config: Config; databaseUrl: string;
     issues.push({ variable: "NEON_INSECURE_WS", message: "is not allowed in production" });
   }
 
+  const allowedRaw = stringBinding(env.WEBHOOK_ALLOWED_HOSTS);
+  const webhookAllowedHosts = allowedRaw?.split(",").map((h) => h.trim().toLowerCase()).filter((h) => h !== "");
+  if (webhookAllowedHosts !== undefined) {
+    if (stringBinding(env.NODE_ENV) === "production") {
+      // Partners could point deliveries at the platform's own network.
+      issues.push({ variable: "WEBHOOK_ALLOWED_HOSTS", message: "is not allowed in production" });
+    } else if (!webhookAllowedHosts.every((h) => HOST_NAME.test(h))) {
+      issues.push({ variable: "WEBHOOK_ALLOWED_HOSTS", message: "must be comma-separated host names or addresses" });
+    }
+  }
+
   if (config === undefined || config.DATABASE_URL === undefined || issues.length > 0) throw new ConfigError(issues);
   return {
     config,
     databaseUrl: config.DATABASE_URL,
     local: { ...(wsProxy !== undefined ? { wsProxy } : {}), ...(insecure ? { insecure } : {}) },
+    ...(webhookAllowedHosts ? { webhookAllowedHosts } : {}),
   };
 }
+
+/** A host name or an IPv4 address, as allow-lists compare them (lower case). */
+const HOST_NAME = /^[a-z0-9.-]{1,253}$/;
 
 /** host:port (a bracketed IPv6 literal or a name), then an optional path; the driver adds the scheme. */
 const WS_PROXY = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}(\/[\x21-\x7e]*)?$/;

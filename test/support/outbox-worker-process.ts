@@ -1,6 +1,7 @@
 // The outbox's delivery loop in a process of its own, for kill -9 tests: DATABASE_URL names the
 // database, HOOK_HOSTS the made-up host names routed to loopback (the test network), LEASE_MS the
-// claim lease, BATCH and IDLE_MS the loop's batch and idle wait. It prints "ready" once the loop runs.
+// claim lease, BATCH and IDLE_MS the loop's batch and idle wait, MAX_IN_FLIGHT the claimed rows it holds
+// at most (default BATCH). It prints "ready" once the loop runs.
 import { createPgDatabase } from "../../src/node/database";
 import { createIdGenerator, webRandom } from "../../src/platform/ids";
 import { systemClock } from "../../src/platform/clock";
@@ -26,6 +27,6 @@ startOutboxLoop(
     records: sqlDeliveryRecords(ids),
     leaseMs: Number(process.env.LEASE_MS ?? 60_000),
   },
-  { batch: Number(process.env.BATCH ?? 20), idleMs: Number(process.env.IDLE_MS ?? 50) },
+  { batch: Number(process.env.BATCH ?? 20), idleMs: Number(process.env.IDLE_MS ?? 50), maxInFlight: Number(process.env.MAX_IN_FLIGHT ?? process.env.BATCH ?? 20) },
 );
 console.log("ready");

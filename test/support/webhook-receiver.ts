@@ -28,7 +28,9 @@ export interface WebhookReceiver {
 
 /**
  * A partner's endpoint on loopback: every delivery is checked with the `standardwebhooks` package,
- * as a partner would check it, and answered by the current mode.
+ * as a partner would check it, and answered by the current mode. A path under `/flaky/` answers
+ * 500 to the first arrival of each webhook-id and 200 after. `GET /__received` lists what arrived
+ * (for tests in workerd, which cannot read this process's memory; they verify the signatures there).
  */
 export async function startWebhookReceiver(options: { slowMs?: number; retryAfterSeconds?: number; host?: string } = {}): Promise<WebhookReceiver> {
   const waiters: { count: number; resolve: () => void }[] = [];
@@ -51,6 +53,9 @@ export async function startWebhookReceiver(options: { slowMs?: number; retryAfte
       }),
   };
   const server: Server = createServer((req, res) => {
+    if (req.method === "GET" && req.url === "/__received") {
+      return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(receiver.received));
+    }
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -66,9 +71,11 @@ export async function startWebhookReceiver(options: { slowMs?: number; retryAfte
       });
       receiver.received.push({ id: headers["webhook-id"], timestamp: headers["webhook-timestamp"], signature: headers["webhook-signature"], body, path: req.url ?? "", verified });
       for (const w of [...waiters]) if (receiver.received.length >= w.count) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+      if (req.url?.startsWith("/flaky/") && receiver.received.filter((r) => r.id === headers["webhook-id"]).length === 1) return res.writeHead(500).end("first try fails");
       switch (receiver.mode) {
         case "ok":
-          return res.writeHead(verified.some(Boolean) ? 200 : 401).end();
+          // Holding no secret, it leaves the check to its reader (`GET /__received`).
+          return res.writeHead(verified.length === 0 || verified.some(Boolean) ? 200 : 401).end();
         case "500":
           return res.writeHead(500).end("boom");
         case "410":

@@ -174,25 +174,26 @@ describe("a Worker with invalid configuration", () => {
   });
 
   it("names every bad variable at once: production (the wrangler.toml default) without OIDC_ISSUER or DATABASE_URL", async () => {
-    const { res, variables } = await boot({ ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, DATABASE_URL: undefined });
+    const { res, variables } = await boot({ ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, WEBHOOK_ALLOWED_HOSTS: undefined, DATABASE_URL: undefined });
     expect(res.status).toBe(503);
     expect(variables).toEqual(["OIDC_ISSUER", "DATABASE_URL", "UPSTASH_REDIS_REST_URL"]);
   });
 
   it("holds a Worker without NODE_ENV to the production rules", async () => {
-    const { res, variables } = await boot({ ...env, NODE_ENV: undefined, NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, DATABASE_URL: undefined });
+    const { res, variables } = await boot({ ...env, NODE_ENV: undefined, NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, WEBHOOK_ALLOWED_HOSTS: undefined, DATABASE_URL: undefined });
     expect(res.status).toBe(503);
     expect(variables).toEqual(["OIDC_ISSUER", "DATABASE_URL", "UPSTASH_REDIS_REST_URL"]);
   });
 
   it("names the cross-variable rules along with a malformed one", async () => {
-    const { variables } = await boot({ ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, LOG_LEVEL: "verbose", UPSTASH_REDIS_REST_URL: "https://kv.example" });
+    const { variables } = await boot({ ...env, NODE_ENV: "production", NEON_INSECURE_WS: undefined, NEON_WS_PROXY: undefined, WEBHOOK_ALLOWED_HOSTS: undefined, LOG_LEVEL: "verbose", UPSTASH_REDIS_REST_URL: "https://kv.example" });
     expect(variables).toEqual(["LOG_LEVEL", "UPSTASH_REDIS_REST_TOKEN", "OIDC_ISSUER"]);
   });
 
   /** What production needs besides the database, so that one variable at a time can be at fault. */
   const PRODUCTION = {
     NODE_ENV: "production",
+    WEBHOOK_ALLOWED_HOSTS: undefined,
     OIDC_ISSUER: "https://issuer.example",
     OIDC_AUDIENCE: "api",
     UPSTASH_REDIS_REST_URL: "https://kv.example",
@@ -205,6 +206,14 @@ describe("a Worker with invalid configuration", () => {
     expect(malformed.variables).toEqual(["NEON_WS_PROXY"]);
     const production = await boot({ ...env, ...PRODUCTION, NEON_INSECURE_WS: undefined });
     expect(production.variables).toEqual(["NEON_WS_PROXY"]);
+  });
+
+  it("refuses webhook hosts let through to loopback in production, and malformed ones anywhere", async () => {
+    const production = await boot({ ...env, ...PRODUCTION, NEON_WS_PROXY: undefined, NEON_INSECURE_WS: undefined, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" });
+    expect(production.res.status).toBe(503);
+    expect(production.variables).toEqual(["WEBHOOK_ALLOWED_HOSTS"]);
+    const malformed = await boot({ ...env, WEBHOOK_ALLOWED_HOSTS: "127.0.0.1,http://x/" });
+    expect(malformed.variables).toEqual(["WEBHOOK_ALLOWED_HOSTS"]);
   });
 
   it("refuses ws:// to the database in production", async () => {
@@ -256,7 +265,7 @@ describe("the cron trigger in workerd", () => {
     const run = createWorker().scheduled({}, unreachable, ctx);
     await expect(run).rejects.toThrow(/^scheduled run failed: /);
     const failed = await run.catch((err: Error) => err.message.replace(/^scheduled run failed: /, "").split(", ").sort());
-    expect(failed).toEqual(["account erasure", "account export pruning", "account exports", "event outbox pruning", "idempotency key pruning", "impression pruning", "payment reconciliation", "translation cache pruning", "translation jobs", "workflow runs"]);
+    expect(failed).toEqual(["account erasure", "account export pruning", "account exports", "event outbox pruning", "idempotency key pruning", "impression pruning", "outbox deliveries", "payment reconciliation", "translation cache pruning", "translation jobs", "workflow runs"]);
     await waitOnExecutionContext(ctx);
     const lines = log.mock.calls.map((c) => String(c[0]));
     for (const task of failed as string[]) expect(lines.some((l) => l.includes(`"${task} failed"`))).toBe(true);

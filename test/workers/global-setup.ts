@@ -7,6 +7,7 @@ import { startFakeVoiceRuntime } from "../support/fake-voice-runtime";
 import { startTestIssuer } from "../support/issuer";
 import { startCardAFake } from "../support/providers/card-a";
 import { startUpstashRestServer } from "../support/upstash-rest-server";
+import { startWebhookReceiver } from "../support/webhook-receiver";
 import { databaseUrl, serverAddress, withPgClient } from "../support/pg";
 import { TEST_PG_ADMIN_URL, TEST_REDIS_URL, randomSuffix } from "../support/services";
 
@@ -53,6 +54,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("upstashToken", upstashToken);
   const cardA = await startCardAFake();
   project.provide("cardAEnv", JSON.stringify(cardA.env));
+  // A partner's webhook endpoint; the Worker may call it on loopback (WEBHOOK_ALLOWED_HOSTS).
+  const receiver = await startWebhookReceiver();
+  project.provide("webhookReceiverUrl", receiver.url(""));
 
   return async () => {
     await inference.close();
@@ -60,6 +64,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await issuer.close();
     await upstash.close();
     await cardA.close();
+    await receiver.close();
     await proxy.close();
     await withPgClient(TEST_PG_ADMIN_URL, (c) => c.query(`drop database if exists "${name}" with (force)`));
   };

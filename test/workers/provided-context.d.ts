@@ -18,5 +18,7 @@ declare module "vitest" {
     upstashToken: string;
     /** The card-a provider fake's settings (CARD_A_* variables), as JSON. */
     cardAEnv: string;
+    /** A loopback partner endpoint (test/support/webhook-receiver.ts), without a trailing slash. */
+    webhookReceiverUrl: string;
   }
 }

@@ -16,6 +16,8 @@ export default defineProject({
           INFERENCE_URL: inject("inferenceUrl"),
           VOICE_RUNTIME_URL: inject("voiceRuntimeUrl"),
           VOICE_RUNTIME_SECRET: inject("voiceRuntimeSecret"),
+          // The loopback partner endpoint of the global setup (refused in production).
+          WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
         },
       },
     })),

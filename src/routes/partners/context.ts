@@ -10,5 +10,5 @@ export function partnerGuard(deps: AppDeps): Pick<PartnerContext, "resolver" | "
 
 export function partnerContext(c: Context<AppEnv>): PartnerContext {
   const deps = c.var.deps;
-  return { db: c.var.db, ids: deps.ids, random: deps.random, now: deps.clock.now(), requestId: c.var.requestId, ...partnerGuard(deps) };
+  return { db: c.var.db, ids: deps.ids, random: deps.random, now: deps.clock.now(), requestId: c.var.requestId, dispatch: deps.outboxDispatch, ...partnerGuard(deps) };
 }

@@ -39,7 +39,7 @@ export const workflowRunRoutes = createRouter()
     async (c) => {
       const d = c.var.deps;
       const run = await startRun(
-        { db: c.var.db, ids: d.ids, random: d.random, now: d.clock.now(), config: d.config, requestId: c.var.requestId, idempotency: c.var.idempotency, origin: new URL(c.req.url).origin },
+        { db: c.var.db, ids: d.ids, random: d.random, now: d.clock.now(), config: d.config, requestId: c.var.requestId, idempotency: c.var.idempotency, origin: new URL(c.req.url).origin, dispatch: d.outboxDispatch },
         principalOf(c),
         c.req.valid("param").workflowId,
         c.req.valid("json").input ?? {},

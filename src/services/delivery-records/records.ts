@@ -25,22 +25,28 @@ export interface DeliveryRecord {
  */
 export interface DeliveryRecordWriter {
   record(db: Db | Tx, entry: DeliveryRecord): Promise<void>;
+  /** Several records in one statement (a batch of attempts). */
+  recordMany(db: Db | Tx, entries: readonly DeliveryRecord[]): Promise<void>;
 }
 
 export function sqlDeliveryRecords(ids: IdGenerator): DeliveryRecordWriter {
+  const row = (e: DeliveryRecord) => ({
+    id: ids.next("dlv"),
+    channel: e.channel,
+    route: e.route,
+    outcome: e.outcome,
+    latencyMs: e.latencyMs,
+    statusCode: e.statusCode ?? null,
+    error: e.error?.slice(0, 500) ?? null,
+    messageId: e.messageId ?? null,
+    occurredAt: new Date(e.occurredAt),
+  });
   return {
     async record(db, e) {
-      await db.insert(deliveryRecords).values({
-        id: ids.next("dlv"),
-        channel: e.channel,
-        route: e.route,
-        outcome: e.outcome,
-        latencyMs: e.latencyMs,
-        statusCode: e.statusCode ?? null,
-        error: e.error?.slice(0, 500) ?? null,
-        messageId: e.messageId ?? null,
-        occurredAt: new Date(e.occurredAt),
-      });
+      await db.insert(deliveryRecords).values(row(e));
+    },
+    async recordMany(db, entries) {
+      if (entries.length > 0) await db.insert(deliveryRecords).values(entries.map(row));
     },
   };
 }

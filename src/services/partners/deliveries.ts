@@ -1,3 +1,4 @@
+import { withOutbox } from "../outbox/dispatch";
 import { and, asc, desc, eq, inArray, lt } from "drizzle-orm";
 import { deliveryRecords, outboxMessages, partners } from "../../db/tables/partners";
 import { ApiError } from "../../errors";
@@ -81,7 +82,7 @@ export async function listDeliveries(ctx: PartnerContext, actor: Principal, quer
  */
 export async function replayDelivery(ctx: PartnerContext, actor: Principal, deliveryId: string): Promise<{ deliveryId: string; status: "pending"; nextAttemptAt: string }> {
   const partnerId = await partnerIdOf(ctx, actor);
-  return ctx.db.transaction(async (tx) => {
+  return withOutbox(ctx, async (tx, queued) => {
     const [row] = await tx
       .select()
       .from(outboxMessages)
@@ -92,6 +93,7 @@ export async function replayDelivery(ctx: PartnerContext, actor: Principal, deli
     if (!partner?.url || !partner.enabled) throw new ApiError("conflict", "the webhook is disabled; enable it first");
     const at = new Date(ctx.now);
     await tx.update(outboxMessages).set({ status: "pending", attempts: 0, nextAttemptAt: at }).where(eq(outboxMessages.id, row.id));
+    queued.push(row.id);
     return { deliveryId: row.id, status: "pending" as const, nextAttemptAt: at.toISOString() };
   });
 }

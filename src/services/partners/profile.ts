@@ -7,6 +7,7 @@ import type { IdGenerator, Random } from "../../platform/ids";
 import { assertPublicUrl, type HostResolver } from "../kb/url-fetch";
 import type { Tx } from "../wallet/ledger";
 import { PARTNER_EVENT_KINDS, type OutboxKind } from "../outbox/catalogue";
+import { withOutbox, type OutboxDispatch } from "../outbox/dispatch";
 import { enqueue, type Enqueue } from "../outbox/enqueue";
 import { newWebhookSecret } from "../outbox/signing";
 
@@ -22,6 +23,8 @@ export interface PartnerContext {
   allowedHosts?: readonly string[];
   /** Plain http:// endpoints are refused in production. */
   production: boolean;
+  /** Told the ids of the outbox messages a change enqueued, after it commits. */
+  dispatch?: OutboxDispatch;
 }
 
 export type PartnerRow = typeof partners.$inferSelect;
@@ -147,12 +150,15 @@ export async function enqueueForPartner<K extends OutboxKind>(tx: Tx, ctx: { ids
   return enqueue(tx, ctx, { ...message, targetId: row.id } as Enqueue<K>);
 }
 
+/** An enqueued id as a list: empty when nothing was enqueued. */
+export const nonNull = (id: string | null): string[] => (id === null ? [] : [id]);
+
 const COMPANY_KEYS = ["companyName", "contactName", "contactEmail", "website", "description", "businessType", "country"] as const;
 
 /** Updates the caller's own profile; fields not sent keep their value. */
 export async function updateOwnProfile(ctx: PartnerContext, actor: Principal, input: ProfileUpdate): Promise<PartnerProfile> {
   if (input.webhook) await assertWebhookUrl(ctx, input.webhook.url);
-  return ctx.db.transaction(async (tx) => {
+  return withOutbox(ctx, async (tx, queued) => {
     const row = await ownRow(tx, actor.userId, true);
     const changes: Partial<PartnerRow> = {};
     const changed: string[] = [];
@@ -182,7 +188,7 @@ export async function updateOwnProfile(ctx: PartnerContext, actor: Principal, in
       .where(eq(partners.id, row.id))
       .returning();
     if (!updated) throw new Error("partner row vanished under its lock");
-    if (changed.length > 0) await enqueueForPartner(tx, ctx, updated, { kind: "partner.profile.updated", data: { partnerId: updated.id, changed } });
+    if (changed.length > 0) queued.push(...nonNull(await enqueueForPartner(tx, ctx, updated, { kind: "partner.profile.updated", data: { partnerId: updated.id, changed } })));
     return profileOf(updated, secret);
   });
 }
@@ -204,11 +210,12 @@ export async function rotateWebhookSecret(ctx: PartnerContext, actor: Principal)
 
 /** Queues a `partner.webhook.test` event to the caller's endpoint. */
 export async function sendTestEvent(ctx: PartnerContext, actor: Principal): Promise<{ deliveryId: string }> {
-  return ctx.db.transaction(async (tx) => {
+  return withOutbox(ctx, async (tx, queued) => {
     const row = await ownRow(tx, actor.userId);
     if (!row.webhookUrl) throw new ApiError("conflict", "no webhook URL is set");
     if (!row.webhookEnabled) throw new ApiError("conflict", "the webhook is disabled; enable it first");
     const id = await enqueueForPartner(tx, ctx, row, { kind: "partner.webhook.test", data: { partnerId: row.id, message: "This is a test event." } });
+    queued.push(...nonNull(id));
     return { deliveryId: id as string };
   });
 }

@@ -3,7 +3,8 @@ import { partners } from "../../db/tables/partners";
 import { ApiError } from "../../errors";
 import { assertAdmin, type Principal } from "../../auth/principal";
 import { recordAudit } from "../audit/log";
-import { enqueueForPartner, profileOf, type PartnerContext, type PartnerProfile } from "./profile";
+import { withOutbox } from "../outbox/dispatch";
+import { enqueueForPartner, nonNull, profileOf, type PartnerContext, type PartnerProfile } from "./profile";
 
 export type PartnerStatus = "pending_review" | "approved" | "rejected";
 
@@ -55,7 +56,7 @@ export async function listPartners(ctx: PartnerContext, actor: Principal, query:
  */
 export async function reviewPartner(ctx: PartnerContext, actor: Principal, partnerId: string, decision: { approve: true } | { approve: false; reason: string }): Promise<PartnerProfile> {
   assertAdmin(actor);
-  return ctx.db.transaction(async (tx) => {
+  return withOutbox(ctx, async (tx, queued) => {
     const [row] = await tx.select().from(partners).where(eq(partners.id, partnerId)).for("update");
     if (!row) throw new ApiError("not_found", "no such partner");
     if (row.status !== "pending_review") throw new ApiError("conflict", `the application was already ${row.status}`);
@@ -81,9 +82,9 @@ export async function reviewPartner(ctx: PartnerContext, actor: Principal, partn
     });
     const reviewedAt = at.toISOString();
     if (decision.approve) {
-      await enqueueForPartner(tx, ctx, updated, { kind: "partner.application.approved", data: { partnerId: updated.id, status: "approved", reviewedAt } });
+      queued.push(...nonNull(await enqueueForPartner(tx, ctx, updated, { kind: "partner.application.approved", data: { partnerId: updated.id, status: "approved", reviewedAt } })));
     } else {
-      await enqueueForPartner(tx, ctx, updated, { kind: "partner.application.rejected", data: { partnerId: updated.id, status: "rejected", reason: decision.reason, reviewedAt } });
+      queued.push(...nonNull(await enqueueForPartner(tx, ctx, updated, { kind: "partner.application.rejected", data: { partnerId: updated.id, status: "rejected", reason: decision.reason, reviewedAt } })));
     }
     return profileOf(updated);
   });

@@ -8,6 +8,7 @@ import type { IdGenerator, Random } from "../../platform/ids";
 import { decodeTimeCursor, encodeTimeCursor } from "../../platform/time-cursor";
 import { recordAudit } from "../audit/log";
 import { completeKeyWithEffect, type IdempotencyHandle } from "../idempotency/keys";
+import { withOutbox, type OutboxDispatch } from "../outbox/dispatch";
 import { enqueue } from "../outbox/enqueue";
 import type { Tx } from "../wallet/ledger";
 import type { WorkflowGraph } from "./graph";
@@ -113,7 +114,7 @@ export interface NewRun {
  * outbox. An event run that already exists (the unique `(workflow_id, event_id)`) is left alone:
  * returns null, and nothing is enqueued.
  */
-export async function insertRun(tx: Tx, ctx: { ids: IdGenerator; random: Random; now: number }, engine: RunEngine, run: NewRun): Promise<string | null> {
+export async function insertRun(tx: Tx, ctx: { ids: IdGenerator; random: Random; now: number }, engine: RunEngine, run: NewRun, queued?: string[]): Promise<string | null> {
   const id = ctx.ids.next("wfr");
   const token = newCallbackToken(ctx.random);
   const at = new Date(ctx.now);
@@ -136,11 +137,12 @@ export async function insertRun(tx: Tx, ctx: { ids: IdGenerator; random: Random;
     .onConflictDoNothing()
     .returning({ id: workflowRuns.id });
   if (!inserted) return null;
-  await enqueue(tx, ctx, {
+  const messageId = await enqueue(tx, ctx, {
     kind: "workflow.run",
     targetId: run.workflowId,
     data: { runId: id, workflowId: run.workflowId, input: run.input, statusUrl: engine.statusUrl, callbackToken: token },
   });
+  queued?.push(messageId);
   return id;
 }
 
@@ -154,6 +156,8 @@ export interface StartRunDeps {
   idempotency?: IdempotencyHandle;
   /** The calling request's origin, the status URL's default outside production. */
   origin?: string;
+  /** Where the hand-over's id goes once the run is stored (Workers: the outbox queue). */
+  dispatch?: OutboxDispatch;
 }
 
 /** `POST …/{workflowId}/run`: 202 once the run and its hand-over are stored. */
@@ -165,9 +169,9 @@ export async function startRun(d: StartRunDeps, actor: Principal, workflowId: st
   if (new TextEncoder().encode(JSON.stringify(input)).length > MAX_INPUT_BYTES) {
     throw new ApiError("invalid_input", "input is too large", { details: [{ path: "input", message: `at most ${MAX_INPUT_BYTES} bytes as JSON` }] });
   }
-  return d.db.transaction(async (tx) => {
+  return withOutbox(d, async (tx, queued) => {
     // The run takes the engine's version: what the engine runs is what was last synced.
-    const runId = await insertRun(tx, d, engine, { workflowId: wf.id, workflowVersion: wf.syncedVersion ?? wf.version, graph: wf.graph, trigger: "manual", input, createdBy: actor.userId });
+    const runId = await insertRun(tx, d, engine, { workflowId: wf.id, workflowVersion: wf.syncedVersion ?? wf.version, graph: wf.graph, trigger: "manual", input, createdBy: actor.userId }, queued);
     if (!runId) throw new Error("a manual run collided with an existing run");
     await recordAudit(tx, d.ids, { actor, requestId: d.requestId }, d.now, { action: "workflow.run", targetType: "workflow", targetId: wf.id, details: { runId, version: wf.syncedVersion } });
     const result = { runId, status: "queued" as const };
