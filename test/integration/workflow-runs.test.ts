@@ -13,6 +13,7 @@ import { startEventRuns, timeOutRuns } from "../../src/services/workflows/run-sc
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { startFakeN8n } from "../support/fake-n8n";
+import { award, signIn } from "../support/people";
 import { json, newUser, type TestUser } from "../support/users";
 import { sampleWorkflow, saveWorkflow } from "../support/workflows";
 
@@ -289,5 +290,28 @@ describe("runs started by platform events", () => {
     // A later pass finds nothing new.
     await startEventRuns(d);
     expect(await db().select().from(workflowRuns).where(eq(workflowRuns.workflowId, saved.workflowId))).toHaveLength(3);
+  });
+  it("starts one run per subscription purchase for a subscription.started workflow", async () => {
+    const admin = await newUser(env.issuer, { admin: true });
+    const body = sampleWorkflow("on subscriptions");
+    body.nodes[0] = { id: "start", type: "trigger", data: { event: "subscription.started" } };
+    const workflowId = await syncedWorkflow(admin, body);
+    const member = await signIn(t, env.issuer);
+    await award(t, admin, member.id, 10_000);
+    for (let i = 0; i < 2; i++) {
+      const res = await post("/api/v1/subscriptions", { planId: "premium" }, member.headers);
+      expect(res.status, await res.clone().text()).toBe(201);
+    }
+    const d = { db: db(), config: t.deps.config, ids: t.deps.ids, random: t.deps.random, now: Date.now() + 5_000, logger: t.deps.logger };
+    await Promise.all(Array.from({ length: 4 }, () => startEventRuns(d)));
+    const mine = await db().select().from(workflowRuns).where(eq(workflowRuns.workflowId, workflowId));
+    expect(mine).toHaveLength(2);
+    expect(mine.every((r) => r.trigger === "subscription.started" && r.input.userId === member.id)).toBe(true);
+    const charges = await queryRows<{ transaction_id: string }>(db(), sql`select transaction_id from subscription_charges where user_id = ${member.id}`);
+    expect(mine.map((r) => (r.input.event as { data: { planId: string; transactionId: string } }).data).sort((a, b) => a.transactionId.localeCompare(b.transactionId))).toEqual(
+      charges.map((c) => ({ planId: "premium", coins: expect.any(Number), transactionId: c.transaction_id })).sort((a, b) => a.transactionId.localeCompare(b.transactionId)),
+    );
+    await startEventRuns(d);
+    expect(await db().select().from(workflowRuns).where(eq(workflowRuns.workflowId, workflowId))).toHaveLength(2);
   });
 });

@@ -17,6 +17,8 @@ export const subscriptionCharges = pgTable(
       .references(() => plans.id),
     coins: bigint("coins", { mode: "number" }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    /** The key of the workflow runs this charge starts (a run names its event by a number). */
+    seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity(),
   },
   (t) => [index("subscription_charges_created_idx").on(t.createdAt), index("subscription_charges_user_idx").on(t.userId, t.transactionId)],
 );

@@ -8,8 +8,12 @@ import type { Logger } from "../../platform/logger";
 import type { WorkflowGraph } from "./graph";
 import { insertRun, runEngineOf } from "./runs";
 
-/** The platform events that are stored (the `events` table) and so can start runs. */
-export const STORED_EVENTS = ["match.created", "wink.received", "wink.accepted"] as const;
+/**
+ * The platform events that can start runs: the matching events stored in the `events` table, and
+ * a subscription's start, read from its charge (`subscription_charges`: each purchase of a plan
+ * starts or extends a paid period).
+ */
+export const STORED_EVENTS = ["match.created", "wink.received", "wink.accepted", "subscription.started"] as const;
 /** How far back a pass looks: a scheduler down longer than this misses the older events. */
 export const EVENT_LOOKBACK_MS = 24 * 3_600_000;
 /** Events taken per workflow and pass; the next pass goes on with the rest. */
@@ -46,14 +50,26 @@ export async function startEventRuns(d: RunScheduleDeps): Promise<number> {
     const event = trigger?.type === "trigger" ? trigger.data.event : undefined;
     if (!event || !(STORED_EVENTS as readonly string[]).includes(event) || !wf.activatedAt || wf.syncedVersion === null) continue;
     const since = new Date(Math.max(wf.activatedAt.getTime(), d.now - EVENT_LOOKBACK_MS)).toISOString();
-    const events = await queryRows<EventRow>(
-      d.db,
-      sql`select e.id::text as id, e.user_id, e.type, e.data, u.email, u.display_name
-          from events e join users u on u.id = e.user_id
-          where e.created_at >= ${since}::timestamptz and e.type = ${event}
-            and not exists (select 1 from workflow_runs r where r.workflow_id = ${wf.id} and r.event_id = e.id)
-          order by e.id limit ${EVENTS_PER_PASS}`,
-    );
+    // A workflow has one trigger, so its runs' event ids come from one source and cannot collide.
+    const events =
+      event === "subscription.started"
+        ? await queryRows<EventRow>(
+            d.db,
+            sql`select c.seq::text as id, c.user_id, ${event} as type,
+                       jsonb_build_object('planId', c.plan_id, 'coins', c.coins, 'transactionId', c.transaction_id) as data, u.email, u.display_name
+                from subscription_charges c join users u on u.id = c.user_id
+                where c.created_at >= ${since}::timestamptz
+                  and not exists (select 1 from workflow_runs r where r.workflow_id = ${wf.id} and r.event_id = c.seq)
+                order by c.seq limit ${EVENTS_PER_PASS}`,
+          )
+        : await queryRows<EventRow>(
+            d.db,
+            sql`select e.id::text as id, e.user_id, e.type, e.data, u.email, u.display_name
+                from events e join users u on u.id = e.user_id
+                where e.created_at >= ${since}::timestamptz and e.type = ${event}
+                  and not exists (select 1 from workflow_runs r where r.workflow_id = ${wf.id} and r.event_id = e.id)
+                order by e.id limit ${EVENTS_PER_PASS}`,
+          );
     for (const e of events) {
       const data = typeof e.data === "string" ? (JSON.parse(e.data) as Record<string, unknown>) : e.data;
       const input = { userId: e.user_id, email: e.email, displayName: e.display_name, event: { id: Number(e.id), type: e.type, data } };
