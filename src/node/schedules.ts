@@ -36,22 +36,24 @@ export const ACCOUNT_EXPORTS_EVERY_MS = 15_000;
  * they have. The database can be closed after both.
  */
 export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, background: BackgroundWork): () => Promise<void> {
-  // A run still going when the next is due is not doubled.
-  let reconciling = false;
+  // A run still going when the next is due is not doubled; shutdown waits for the one in flight.
+  const repeat = (name: string, everyMs: number, job: () => Promise<unknown>) => {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      const run = job()
+        .catch((err: unknown) => logger.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }))
+        .finally(() => {
+          running = false;
+        });
+      background.track(run);
+    }, everyMs);
+    timer.unref();
+    return timer;
+  };
   const intervalSeconds = config.PAYMENT_RECONCILE_INTERVAL_SECONDS;
-  const reconcile =
-    intervalSeconds > 0
-      ? setInterval(() => {
-          if (reconciling) return;
-          reconciling = true;
-          void reconcilePayments(paymentDepsOf(deps, deps.database.session().db))
-            .catch((err: unknown) => logger.error("payment reconciliation failed", { error: err instanceof Error ? err.message : String(err) }))
-            .finally(() => {
-              reconciling = false;
-            });
-        }, intervalSeconds * 1000)
-      : undefined;
-  reconcile?.unref();
+  const reconcile = intervalSeconds > 0 ? repeat("payment reconciliation", intervalSeconds * 1000, () => reconcilePayments(paymentDepsOf(deps, deps.database.session().db))) : undefined;
 
   // The event outbox keeps EVENT_RETENTION_DAYS and feed impressions two days; older rows are
   // pruned hourly, and once soon after the start so a server that restarts often still prunes.
@@ -75,43 +77,17 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
   // Jobs left by a stopped or crashed process, and those waiting for the inference hosts, resume here.
   const stopping = new AbortController();
   const inference = deps.inference ?? inferenceFromConfig(config, deps);
-  let translating = false;
-  const translations = setInterval(() => {
-    if (translating) return;
-    translating = true;
-    const run = runTranslationJobs({ db: deps.database.session().db, inference, random: deps.random, clock: deps.clock, logger, signal: stopping.signal })
-      .catch((err: unknown) => logger.error("translation jobs failed", { error: err instanceof Error ? err.message : String(err) }))
-      .finally(() => {
-        translating = false;
-      });
-    background.track(run);
-  }, TRANSLATION_JOBS_EVERY_MS);
-  translations.unref();
-  let scheduling = false;
-  const workflowRuns = setInterval(() => {
-    if (scheduling) return;
-    scheduling = true;
-    const run = runWorkflowSchedule({ db: deps.database.session().db, config, ids: deps.ids, random: deps.random, now: deps.clock.now(), logger })
-      .catch((err: unknown) => logger.error("workflow runs schedule failed", { error: err instanceof Error ? err.message : String(err) }))
-      .finally(() => {
-        scheduling = false;
-      });
-    background.track(run);
-  }, WORKFLOW_RUNS_EVERY_MS);
-  workflowRuns.unref();
+  const translations = repeat("translation jobs", TRANSLATION_JOBS_EVERY_MS, () =>
+    runTranslationJobs({ db: deps.database.session().db, inference, random: deps.random, clock: deps.clock, logger, signal: stopping.signal }),
+  );
+  // Platform events become workflow runs; overdue runs are timed out.
+  const workflowRuns = repeat("workflow runs schedule", WORKFLOW_RUNS_EVERY_MS, () =>
+    runWorkflowSchedule({ db: deps.database.session().db, config, ids: deps.ids, random: deps.random, now: deps.clock.now(), logger }),
+  );
   // Exports whose request's own build was cut short (a restart) or failed and waits to be retried.
-  let exporting = false;
-  const exports = setInterval(() => {
-    if (exporting) return;
-    exporting = true;
-    const run = runAccountExports({ db: deps.database.session().db, kv: deps.kv, clock: deps.clock, logger, signal: stopping.signal })
-      .catch((err: unknown) => logger.error("account exports failed", { error: err instanceof Error ? err.message : String(err) }))
-      .finally(() => {
-        exporting = false;
-      });
-    background.track(run);
-  }, ACCOUNT_EXPORTS_EVERY_MS);
-  exports.unref();
+  const exports = repeat("account exports", ACCOUNT_EXPORTS_EVERY_MS, () =>
+    runAccountExports({ db: deps.database.session().db, kv: deps.kv, clock: deps.clock, logger, signal: stopping.signal }),
+  );
   return async () => {
     stopping.abort();
     clearInterval(workflowRuns);
