@@ -109,6 +109,20 @@ describe("DELETE /api/v1/account", () => {
     expect((await t.request("/api/matching/swipe", json({ targetUserId: gone.id, action: "like" }, stranger.headers))).status).toBe(404);
   });
 
+  it("leaves the coin leaderboard at once, with or without a profile (a page cached before the deletion lasts its 30 seconds)", async () => {
+    const fresh = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE });
+    // A member without a profile has no visibility to hide: only the deletion itself keeps them off.
+    const [gone, stays, admin] = [await signIn(t, env.issuer), await member(newSpot()), await signIn(fresh, env.issuer, { admin: true })];
+    await award(fresh, admin, gone.id, 900_000);
+    await award(fresh, admin, stays.id, 800_000);
+    expect((await del(gone)).status).toBe(200);
+    const res = await fresh.request("/api/v1/wallet/leaderboard?limit=100", { headers: stays.headers });
+    expect(res.status).toBe(200);
+    const ids = ((await res.json()) as { entries: { userId: string }[] }).entries.map((e) => e.userId);
+    expect(ids).toContain(stays.id);
+    expect(ids).not.toContain(gone.id);
+  });
+
   it("answers every later request with the member's token 403 account_deleted, on this instance and on one that never saw the deletion", async () => {
     const gone = await member(newSpot());
     // A second instance sharing the store and the database, whose identity cache knows the member.

@@ -202,7 +202,7 @@ async function boardRows(db: Db, count: number, offset: number): Promise<Leaderb
     db,
     sql`select a.user_id, u.display_name, a.balance::text as balance
         from ledger_accounts a join users u on u.id = a.user_id
-        where a.kind = 'wallet' and a.balance > 0
+        where a.kind = 'wallet' and a.balance > 0 and u.deleted_at is null
           and not exists (select 1 from profiles p where p.user_id = a.user_id and p.visibility = 'hidden')
         order by a.balance desc, a.user_id asc
         limit ${count} offset ${offset}`,
