@@ -48,17 +48,6 @@ export function agesOn(now: number): (birthDate: string) => number {
   };
 }
 
-/** agesOn for birth dates given as days since 1970-01-01 (how the discovery scan sends them). */
-export function agesOnEpochDays(now: number): (birthDay: number) => number {
-  const today = new Date(now);
-  const year = today.getUTCFullYear();
-  const monthDay = (today.getUTCMonth() + 1) * 100 + today.getUTCDate();
-  return (birthDay) => {
-    const born = new Date(birthDay * 86_400_000);
-    return year - born.getUTCFullYear() - (monthDay < (born.getUTCMonth() + 1) * 100 + born.getUTCDate() ? 1 : 0);
-  };
-}
-
 /** The sphere every distance on the platform is measured on. */
 export const EARTH_RADIUS_KM = 6371;
 
