@@ -3,9 +3,7 @@ import { ConfigError, parseConfig } from "../config";
 import { runPrimary } from "./primary";
 import { runServer } from "./server";
 import { nodeWebConfig } from "./web-config";
-import { runWebServer } from "./web-server";
-import { createWebLogger } from "../web/logger";
-import { startDevSignIn } from "./dev-sign-in";
+import { startWebApp } from "./web-server";
 import { configuredSecrets, createJsonLogger } from "../platform/logger";
 
 /**
@@ -32,15 +30,7 @@ async function main(): Promise<void> {
   else return runServer(config, { worker: true });
   // The web app runs once, in the first process (the sole server or the cluster's primary).
   if ("off" in web) createJsonLogger({ level: config.LOG_LEVEL, secrets: configuredSecrets(config) }).warn(`web app off: ${web.off}`);
-  else {
-    const logger = createWebLogger(web.config, { extraSecrets: configuredSecrets(config) });
-    if (web.devSignIn) {
-      const signIn = await startDevSignIn(config, web.config.WEB_ORIGIN);
-      logger.warn("no identity provider configured: the web app signs members in at the development issuer (any name, no password)", { issuer: signIn.issuer });
-    }
-    const served = await runWebServer(web.config, { logger, apiUrl: web.apiUrl, host: config.HOST });
-    logger.info("web app listening", { url: served.url, origin: web.config.WEB_ORIGIN, api: web.apiUrl });
-  }
+  else await startWebApp(config, web);
 }
 
 main().catch((err: unknown) => {

@@ -1,9 +1,6 @@
 import { ConfigError, parseConfig } from "../config";
-import { configuredSecrets } from "../platform/logger";
-import { createWebLogger } from "../web/logger";
-import { startDevSignIn } from "./dev-sign-in";
 import { nodeWebConfig } from "./web-config";
-import { runWebServer } from "./web-server";
+import { startWebApp } from "./web-server";
 
 /**
  * The web app alone on Node (`npm run start:web`), for a host that serves it apart from the API:
@@ -26,13 +23,7 @@ async function main(): Promise<void> {
     console.error(`web app off: ${web.off}`);
     process.exit(1);
   }
-  const logger = createWebLogger(web.config, { extraSecrets: configuredSecrets(api) });
-  if (web.devSignIn) {
-    const signIn = await startDevSignIn(api, web.config.WEB_ORIGIN);
-    logger.warn("no identity provider configured: the web app signs members in at the development issuer (any name, no password)", { issuer: signIn.issuer });
-  }
-  const served = await runWebServer(web.config, { logger, apiUrl: web.apiUrl, host: api.HOST });
-  logger.info("web app listening", { url: served.url, origin: web.config.WEB_ORIGIN, api: web.apiUrl });
+  const served = await startWebApp(api, web);
   const stop = () => void served.close().then(() => process.exit(0));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);

@@ -1,32 +1,20 @@
 import { describe, expect, it } from "vitest";
+import type { AuditRecord } from "../../src/services/audit/log";
 import { buildTestApp, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { json, newUser, type TestUser } from "../support/users";
 
 const env = useTestEnvironment();
 
-interface Entry {
-  auditId: string;
-  actorUserId: string;
-  credential: string;
-  apiKeyId: string | null;
-  action: string;
-  targetType: string;
-  targetId: string;
-  requestId: string;
-  details: Record<string, unknown>;
-  createdAt: string;
-}
-
 async function userId(t: TestApp, user: TestUser): Promise<string> {
   const res = await t.request("/v1/auth/test", { headers: user.headers });
   return ((await res.json()) as { user: { id: string } }).user.id;
 }
 
-async function auditOf(t: TestApp, admin: TestUser, query: string): Promise<{ entries: Entry[]; nextCursor: string | null }> {
+async function auditOf(t: TestApp, admin: TestUser, query: string): Promise<{ entries: AuditRecord[]; nextCursor: string | null }> {
   const res = await t.request(`/api/v1/admin/audit?${query}`, { headers: admin.headers });
   expect(res.status).toBe(200);
-  return (await res.json()) as { entries: Entry[]; nextCursor: string | null };
+  return (await res.json()) as { entries: AuditRecord[]; nextCursor: string | null };
 }
 
 describe("the admin audit log", () => {

@@ -3,11 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outboxMessages } from "../../src/db/tables/partners";
 import { queryRows } from "../../src/db/rows";
 import { enqueue } from "../../src/services/outbox/enqueue";
-import { buildTestApp } from "../support/app";
-import { routedFetch, tableResolver } from "../support/document-server";
 import { useTestEnvironment } from "../support/environment";
-import { applyAsPartner, setWebhook } from "../support/partners";
-import { ENTERPRISE, signIn } from "../support/people";
+import { applyAsPartner, partnerHooksApp, setWebhook } from "../support/partners";
+import { signIn } from "../support/people";
 import { runTs, type TsProcess } from "../support/process";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver";
 
@@ -39,13 +37,7 @@ function startWorker(): TsProcess {
 
 describe("the delivering process killed mid-batch", () => {
   it("loses nothing: every message arrives, signed, and a repeat carries the same webhook-id", async () => {
-    const t = buildTestApp({
-      database: env.db.database,
-      issuer: env.issuer,
-      tierLookup: ENTERPRISE,
-      fetch: routedFetch(["hooks.test"]),
-      deps: { resolver: tableResolver({ "hooks.test": ["127.0.0.1"] }), webhookAllowedHosts: ["hooks.test"] },
-    });
+    const t = partnerHooksApp(env);
     const member = await signIn(t, env.issuer);
     const { partnerId } = await applyAsPartner(t, member);
     const profile = await setWebhook(t, member, { url: `http://hooks.test:${receiver.port}/hooks` });

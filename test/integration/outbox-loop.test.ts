@@ -2,11 +2,10 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outboxMessages } from "../../src/db/tables/partners";
 import { outboxWorkerDeps, startOutboxLoop } from "../../src/services/outbox/loop";
-import { buildTestApp, type TestApp } from "../support/app";
-import { routedFetch, tableResolver } from "../support/document-server";
+import type { TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
-import { applyAsPartner, setWebhook } from "../support/partners";
-import { ENTERPRISE, signIn } from "../support/people";
+import { applyAsPartner, partnerHooksApp, setWebhook } from "../support/partners";
+import { signIn } from "../support/people";
 import { json } from "../support/users";
 import { waitFor } from "../support/wait";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver";
@@ -31,13 +30,7 @@ async function testEventTo(t: TestApp, receiver: WebhookReceiver): Promise<strin
 
 describe("the outbox loop", () => {
   it("delivers and records other messages while one endpoint is slow to answer", async () => {
-    const t = buildTestApp({
-      database: env.db.database,
-      issuer: env.issuer,
-      tierLookup: ENTERPRISE,
-      fetch: routedFetch(["hooks.test"]),
-      deps: { resolver: tableResolver({ "hooks.test": ["127.0.0.1"] }), webhookAllowedHosts: ["hooks.test"] },
-    });
+    const t = partnerHooksApp(env);
     const held = await testEventTo(t, slow);
     const loop = startOutboxLoop(outboxWorkerDeps(t.deps, env.db.database.db), { idleMs: 20 });
     try {

@@ -2,11 +2,10 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveryRecords, outboxMessages } from "../../src/db/tables/partners";
 import { outboxWorkerDeps, startOutboxLoop } from "../../src/services/outbox/loop";
-import { buildTestApp, fixedClock } from "../support/app";
-import { routedFetch, tableResolver } from "../support/document-server";
+import { fixedClock } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
-import { applyAsPartner, setWebhook } from "../support/partners";
-import { ENTERPRISE, signIn } from "../support/people";
+import { applyAsPartner, partnerHooksApp, setWebhook } from "../support/partners";
+import { signIn } from "../support/people";
 import { json } from "../support/users";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver";
 
@@ -21,14 +20,7 @@ afterAll(() => receiver.close());
 /** A test event queued for a partner whose endpoint answers slowly, and the loop delivering it. */
 async function slowDeliveryInFlight() {
   const clock = fixedClock(Date.now());
-  const t = buildTestApp({
-    database: env.db.database,
-    issuer: env.issuer,
-    tierLookup: ENTERPRISE,
-    clock,
-    fetch: routedFetch(["hooks.test"]),
-    deps: { resolver: tableResolver({ "hooks.test": ["127.0.0.1"] }), webhookAllowedHosts: ["hooks.test"] },
-  });
+  const t = partnerHooksApp(env, { clock });
   const member = await signIn(t, env.issuer);
   await applyAsPartner(t, member);
   const profile = await setWebhook(t, member, { url: `http://hooks.test:${receiver.port}/hooks` });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { SupportTicket } from "../../src/services/support/tickets";
 import { createMemoryBlobStore } from "../../src/services/kb/blob-store";
 import { buildTestApp, fixedClock, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
@@ -12,20 +13,7 @@ const H = 3_600_000;
 const TICKETS = "/api/v1/admin/support/tickets";
 const resolvePath = (id: string) => `${TICKETS}/${id}/resolve`;
 
-interface Ticket {
-  ticketId: string;
-  answerId: string;
-  userId: string;
-  category: string;
-  language: string;
-  reasons: string[];
-  status: string;
-  createdAt: string;
-  resolvedAt: string | null;
-  resolvedBy: string | null;
-  resolutionNote: string | null;
-}
-type Page = { tickets: Ticket[]; nextCursor: string | null };
+type Page = { tickets: SupportTicket[]; nextCursor: string | null };
 
 async function page(t: TestApp, who: Person, query: string): Promise<Page> {
   const res = await t.request(`${TICKETS}?${query}`, { headers: who.headers });
@@ -126,7 +114,7 @@ describe("resolving a support ticket", () => {
     clock.set(NOW + 5 * 60_000);
     const res = await t.request(resolvePath(ticketId), json({ note: "  Called back; pointed to local help.  " }, admin.headers));
     expect(res.status, await res.clone().text()).toBe(200);
-    const resolved = (await res.json()) as Ticket;
+    const resolved = (await res.json()) as SupportTicket;
     expect(resolved).toMatchObject({
       ticketId,
       status: "resolved",

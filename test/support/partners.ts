@@ -1,6 +1,26 @@
 import { expect } from "vitest";
-import type { TestApp } from "./app";
+import type { Clock } from "../../src/platform/clock";
+import { buildTestApp, type TestApp } from "./app";
+import { routedFetch, tableResolver } from "./document-server";
+import type { TestDatabase } from "./database";
+import type { TestIssuer } from "./issuer";
+import { ENTERPRISE } from "./people";
 import { json, type TestUser } from "./users";
+
+/** The host partner webhooks point at in tests: a loopback receiver, reached by name. */
+export const HOOKS_HOST = "hooks.test";
+
+/** An app whose partner webhooks may point at HOOKS_HOST on loopback, every caller on the enterprise tier. */
+export function partnerHooksApp(env: { readonly db: TestDatabase; readonly issuer: TestIssuer }, options: { clock?: Clock } = {}): TestApp {
+  return buildTestApp({
+    database: env.db.database,
+    issuer: env.issuer,
+    tierLookup: ENTERPRISE,
+    ...(options.clock ? { clock: options.clock } : {}),
+    fetch: routedFetch([HOOKS_HOST]),
+    deps: { resolver: tableResolver({ [HOOKS_HOST]: ["127.0.0.1"] }), webhookAllowedHosts: [HOOKS_HOST] },
+  });
+}
 
 export const APPLICATION = {
   companyName: "Rooftop Dates Ltd",

@@ -1,8 +1,8 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { SignJWT, importJWK, type JWK } from "jose";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { createWorker, type WorkerEnv } from "../../workers/api";
+import { accessToken } from "./access-token";
 
 // The export on the Workers runtime: the build a request starts runs in its waitUntil, through the
 // Neon driver, with the AI context read from Upstash; the download streams from the Worker.
@@ -17,11 +17,6 @@ const bindings: WorkerEnv = {
   KV_PREFIX: `workers-export-${crypto.randomUUID()}:`,
 };
 
-let signingKey: CryptoKey;
-const jwk = JSON.parse(inject("issuerSigningJwk")) as JWK & { kid: string; alg: string };
-beforeAll(async () => {
-  signingKey = (await importJWK(jwk, jwk.alg)) as CryptoKey;
-});
 
 /** One request, with everything it left to waitUntil finished before the answer is read on. */
 async function call(path: string, init: RequestInit = {}): Promise<{ status: number; text: string }> {
@@ -34,13 +29,7 @@ async function call(path: string, init: RequestInit = {}): Promise<{ status: num
 
 async function signIn(): Promise<{ id: string; headers: Record<string, string> }> {
   const sub = `export-${crypto.randomUUID()}`;
-  const token = await new SignJWT({ sub, email: `${sub}@example.test`, roles: [] })
-    .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid, typ: "at+jwt" })
-    .setIssuer(inject("issuerUrl"))
-    .setAudience(inject("issuerAudience"))
-    .setIssuedAt()
-    .setExpirationTime("10m")
-    .sign(signingKey);
+  const token = await accessToken(sub);
   const headers = { authorization: `Bearer ${token}` };
   const me = await call("/v1/auth/test", { headers });
   expect(me.status, me.text).toBe(200);

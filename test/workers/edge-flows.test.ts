@@ -1,8 +1,8 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { SignJWT, importJWK, type JWK } from "jose";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { createWorker, type WorkerEnv } from "../../workers/api";
+import { accessToken } from "./access-token";
 import { waitFor } from "../support/wait";
 
 // The platform's own flows on the Workers runtime, with what production has there: tokens checked
@@ -22,11 +22,6 @@ const bindings: WorkerEnv = {
   ...(JSON.parse(inject("cardAEnv")) as Record<string, string>),
 };
 
-let signingKey: CryptoKey;
-const jwk = JSON.parse(inject("issuerSigningJwk")) as JWK & { kid: string; alg: string };
-beforeAll(async () => {
-  signingKey = (await importJWK(jwk, jwk.alg)) as CryptoKey;
-});
 
 interface Caller {
   id: string;
@@ -47,13 +42,7 @@ const post = (path: string, who: Caller, body: unknown, headers: Record<string, 
 /** A new person (or admin), created by their first request as they would be in production. */
 async function signIn(options: { admin?: boolean } = {}): Promise<Caller> {
   const sub = `edge-${crypto.randomUUID()}`;
-  const token = await new SignJWT({ sub, email: `${sub}@example.test`, roles: options.admin ? ["admin"] : [] })
-    .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid, typ: "at+jwt" })
-    .setIssuer(inject("issuerUrl"))
-    .setAudience(inject("issuerAudience"))
-    .setIssuedAt()
-    .setExpirationTime("10m")
-    .sign(signingKey);
+  const token = await accessToken(sub, options.admin ? ["admin"] : []);
   const headers = { authorization: `Bearer ${token}` };
   const me = await call("/v1/auth/test", { headers });
   expect(me.status, JSON.stringify(me.body)).toBe(200);

@@ -1,9 +1,9 @@
 import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { SignJWT, importJWK, type JWK } from "jose";
 import { Webhook } from "standardwebhooks";
-import { beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { createWorker, type WorkerEnv } from "../../workers/api";
+import { accessToken } from "./access-token";
 import { waitFor } from "../support/wait";
 
 // Partner webhooks on the Workers runtime: a change commits, its outbox message's id goes to the
@@ -23,11 +23,6 @@ const bindings: WorkerEnv = {
 /** The same Worker with no queue bound: its messages reach only the cron. */
 const withoutQueue: WorkerEnv = { ...bindings, OUTBOX_QUEUE: undefined };
 
-let signingKey: CryptoKey;
-const jwk = JSON.parse(inject("issuerSigningJwk")) as JWK & { kid: string; alg: string };
-beforeAll(async () => {
-  signingKey = (await importJWK(jwk, jwk.alg)) as CryptoKey;
-});
 
 type Body = Record<string, any>;
 
@@ -44,13 +39,7 @@ const send = (method: string, path: string, headers: Record<string, string>, bod
 
 async function signIn(): Promise<Record<string, string>> {
   const sub = `partner-${crypto.randomUUID()}`;
-  const token = await new SignJWT({ sub, email: `${sub}@example.test`, roles: [] })
-    .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid, typ: "at+jwt" })
-    .setIssuer(inject("issuerUrl"))
-    .setAudience(inject("issuerAudience"))
-    .setIssuedAt()
-    .setExpirationTime("10m")
-    .sign(signingKey);
+  const token = await accessToken(sub);
   return { authorization: `Bearer ${token}` };
 }
 

@@ -16,13 +16,17 @@ export interface VoucherAdminContext {
   requestId: string;
 }
 
-export interface CreatedBatch {
+/** What every view of a batch shows. */
+interface BatchFields {
   batchId: string;
   coins: number;
   count: number;
   note: string | null;
   expiresAt: string | null;
   createdAt: string;
+}
+
+export interface CreatedBatch extends BatchFields {
   /** Shown only in this answer: only hashes are stored. */
   codes: { voucherId: string; code: string }[];
 }
@@ -61,13 +65,7 @@ export async function createBatch(ctx: VoucherAdminContext, actor: Principal, in
   return { batchId, coins: input.coins, count: input.count, note: input.note ?? null, expiresAt: expiresAt?.toISOString() ?? null, createdAt: at.toISOString(), codes };
 }
 
-export interface BatchInventory {
-  batchId: string;
-  coins: number;
-  count: number;
-  note: string | null;
-  expiresAt: string | null;
-  createdAt: string;
+export interface BatchInventory extends BatchFields {
   createdBy: string;
   revokedAt: string | null;
   byStatus: { active: number; redeemed: number; expired: number; revoked: number };
