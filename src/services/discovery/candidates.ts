@@ -90,12 +90,14 @@ const ACTIVE_HOUR: SQL = sql.raw(`date_trunc('hour', p.last_active_at at time zo
 const BIRTH_YEAR: SQL = sql.raw(`(extract(year from p.birth_date)::int)`);
 
 /**
- * How far back each slice of the scan reaches, newest first: the scan reads the people
- * active in the last hour or two, and each older slice only when the newer ones left the
- * candidate limit unfilled. Each slice reaches four times as far back as the one before, so a scan
- * reads at most about four times the people it keeps, whatever the local pattern of activity.
+ * How far back each slice of the scan reaches, newest first: the scan reads the people active in
+ * the last hour or two, and each older slice only when the newer ones left the candidate limit
+ * unfilled. Each slice reaches three times as far back as the one before, so a scan reads at most
+ * about three times the people it keeps, whatever the local pattern of activity; a slice costs a
+ * rescan of the arms (one index descent per cell and birth year), which is what a finer split
+ * would spend more of where people are few.
  */
-const SLICE_HOURS = [1, 4, 16, 64] as const;
+const SLICE_HOURS = [1, 3, 9, 27, 81] as const;
 
 /** One arm of the candidate scan: its condition, and whether its index is keyed by the hour of activity (read in slices). */
 interface Arm {
@@ -115,54 +117,36 @@ export async function rankCandidates(ctx: DiscoveryContext, viewer: Viewer, wish
   if (arms.length === 0) return [];
   const me = viewer.userId;
   const limit = options.candidateLimit;
-  // The arms once, as a CTE that is not materialized: each slice below reads it with its own
-  // bound on the hour, which the planner pushes down into every arm's index scan.
-  const candidates = sql.join(
-    arms.map(
-      (arm) => sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at,
-              date_part('epoch', p.last_active_at) * 1000 as last_active_ms, date_part('epoch', p.created_at) * 1000 as created_ms, ${ACTIVE_HOUR} as active_hour
-            from profiles p
-            where p.visibility = 'visible'
-              and p.user_id <> ${me}
-              and ${wishedBothWays(wishes, today)}
-              and ${arm.where}`,
-    ),
-    sql` union all `,
-  );
-  // Every id in it is NOT NULL, so NOT IN has no NULL trap here.
-  const excluded = sql`p.user_id not in (select id from excluded)`;
-  // Hour starts (UTC) that bound the slices, newest first: slice 0 is from[0] on, slice k is
-  // from[k] up to from[k-1], the last slice everything before. A viewer without a position reads
-  // their country whole, in slice 0.
+  // Hour starts (UTC) that bound the slices, newest first: slice 1 is from[0] on, slice k is
+  // from[k-1] up to from[k-2], the last slice everything before. A viewer without a position
+  // reads their country whole, as one slice.
   const from = SLICE_HOURS.map((h) => new Date(Math.floor((ctx.now - h * HOUR_MS) / HOUR_MS) * HOUR_MS).toISOString());
   const sliced = arms.every((arm) => arm.sliced);
-  const ctes: SQL[] = [
-    sql`excluded as materialized (${excludedIds(me, today)})`,
-    sql`candidates as not materialized (${candidates})`,
-    sql`s0 as (select p.* from candidates p where ${sliced ? sql`p.active_hour >= ${from[0]}::timestamp and ` : sql``}${excluded})`,
-  ];
-  if (sliced) {
-    // How many of slice 0 are active since each slice's end: one pass over it.
-    ctes.push(sql`n0 as (select ${sql.join(from.map((f, k) => sql`count(*) filter (where p.last_active_at >= ${f}::timestamptz) as ${sql.raw(`a${k}`)}`), sql`, `)} from s0 p)`);
-    for (let k = 1; k <= from.length; k++) {
-      const window =
-        k < from.length ? sql`p.active_hour >= ${from[k]}::timestamp and p.active_hour < ${from[k - 1]}::timestamp` : sql`p.active_hour < ${from[k - 1]}::timestamp`;
-      // Read only when the newer slices hold fewer than `limit` people active since this slice's
-      // end: scalar subqueries over no column of the scan, so the planner checks them once, before the scan starts.
-      const newer = sql.join(
-        [sql`(select ${sql.raw(`a${k - 1}`)} from n0)`, ...Array.from({ length: k - 1 }, (_, j) => sql`(select count(*) from ${sql.raw(`s${j + 1}`)})`)],
-        sql` + `,
-      );
-      ctes.push(sql`${sql.raw(`s${k}`)} as (select p.* from candidates p where ${window} and ${newer} < ${limit}::int and ${excluded})`);
-    }
-  }
-  const slices = 1 + (sliced ? from.length : 0);
+  const lows = sliced ? [...from, "-infinity"] : ["-infinity"];
+  const highs = sliced ? ["infinity", ...from] : ["infinity"];
+  const arm = (where: SQL) => sql`select p.user_id, p.birth_date::text as birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_at,
+              date_part('epoch', p.last_active_at) * 1000 as last_active_ms, date_part('epoch', p.created_at) * 1000 as created_ms
+            from profiles p
+            where ${ACTIVE_HOUR} >= s.lo and ${ACTIVE_HOUR} < s.hi
+              and p.visibility = 'visible'
+              and p.user_id <> ${me}
+              and ${wishedBothWays(wishes, today)}
+              and ${where}
+              and p.user_id not in (select id from excluded)`; // every id there is NOT NULL: no NULL trap in NOT IN
+  // The slices in order, each read only while the limit is unfilled: the arms are planned once,
+  // as index scans that take the slice's bounds on the hour as parameters (OFFSET 0 keeps the
+  // lateral subquery from being flattened into a join that reads every hour), and are rescanned
+  // per slice. The sort is by slice first and its input is already in slice order, so it sorts
+  // one slice at a time and stops pulling once whole slices hold `limit` rows: a slice after
+  // that is read only up to its first passing row. The answer is that of one sort by last
+  // activity, since everyone in a newer slice is more recently active than anyone in an older one.
   const rows = await preparedRows<CandidateRow>(
     ctx.db,
-    sql`with ${sql.join(ctes, sql`, `)}
+    sql`with excluded as materialized (${excludedIds(me, today)})
         select p.user_id, p.birth_date, p.age_min, p.age_max, p.max_distance_km, p.interests, p.latitude, p.longitude, p.last_active_ms, p.created_ms
-        from (${sql.join(Array.from({ length: slices }, (_, i) => sql`select * from ${sql.raw(`s${i}`)}`), sql` union all `)}) p
-        order by p.last_active_at desc
+        from (select * from unnest(${sql.param(lows)}::timestamp[], ${sql.param(highs)}::timestamp[]) with ordinality s(lo, hi, k) order by s.k) s
+        cross join lateral (${sql.join(arms.map((a) => arm(a.where)), sql` union all `)} offset 0) p
+        order by s.k, p.last_active_at desc
         limit ${limit}`,
   );
 
