@@ -297,9 +297,9 @@ describe("the feed against the reference query", () => {
         const expected = await referenceFeed(id, candidateLimit);
         const actual = await walkFeed(ctx, id, 4);
         expect(actual, `viewer ${id}`).toEqual(expected);
-        // How far back the kept candidates reach: which of the 1, 4, 16 and 64 hour slices the scan needed.
+        // How far back the kept candidates reach: which of the 1, 3, 9, 27 and 81 hour slices the scan needed.
         const reach = Math.max(0, ...(await Promise.all(expected.map(async (c) => Number((await hoursAgo(c))[0]?.h ?? 0)))));
-        if (expected.length > 0) slicesReached.add([2, 5, 17, 65].findIndex((h) => reach < h));
+        if (expected.length > 0) slicesReached.add([2, 4, 10, 28, 82].findIndex((h) => reach < h));
       }
       expect(slicesReached.size).toBeGreaterThanOrEqual(3);
     } finally {
