@@ -16,19 +16,15 @@ import { createIdGenerator, webRandom } from "../src/platform/ids";
 import { configuredSecrets, createJsonLogger, type LogLevel, type Logger } from "../src/platform/logger";
 import { paymentDepsOf } from "../src/services/payments/context";
 import { reconcilePayments } from "../src/services/payments/reconcile";
-import { pruneEventOutbox } from "../src/services/matching/event-retention";
-import { pruneImpressionCounts } from "../src/services/discovery/impressions";
 import { createR2BlobStore, type R2BucketLike } from "../src/services/kb/blob-store";
 import { inferenceFromConfig } from "../src/services/inference/from-config";
 import { runTranslationJobs } from "../src/services/translations/seeding";
 import { queueDispatch, type OutboxQueue } from "../src/services/outbox/dispatch";
 import { outboxWorkerDeps } from "../src/services/outbox/loop";
 import { consumeOutboxBatch, deliverDueWithin, type OutboxQueueBatch } from "../src/services/outbox/queue-consumer";
-import { pruneTranslationCache } from "../src/services/translations/member-text";
 import { runWorkflowSchedule } from "../src/services/workflows/run-schedule";
-import { pruneAccountExports, runAccountExports } from "../src/services/account/export-runner";
-import { eraseDeletedAccounts } from "../src/services/account/erasure";
-import { purgeExpiredKeys } from "../src/services/idempotency/keys";
+import { runAccountExports } from "../src/services/account/export-runner";
+import { RETENTION_TASKS } from "../src/services/upkeep/retention";
 // The API reference page's script as text (wrangler.toml [[rules]]), served by the app.
 import apiReferenceScript from "../vendor/scalar-api-reference/standalone.js?raw";
 
@@ -120,15 +116,10 @@ export function createWorker(): WorkerHandler {
         });
       const run = Promise.all([
         task("payment reconciliation", reconcilePayments(paymentDepsOf(deps, session.db))),
-        task("event outbox pruning", pruneEventOutbox(session.db, deps.clock.now(), deps.logger)),
-        task("impression pruning", pruneImpressionCounts(session.db, deps.clock.now(), deps.logger)),
-        task("translation cache pruning", pruneTranslationCache(session.db, deps.clock.now(), deps.logger)),
+        ...RETENTION_TASKS.map((t) => task(t.name, t.run({ db: session.db, kv: deps.kv, ids: deps.ids, logger: deps.logger }, deps.clock.now()))),
         task("workflow runs", runWorkflowSchedule({ db: session.db, config: deps.config, ids: deps.ids, random: deps.random, now: deps.clock.now(), logger: deps.logger })),
-        task("account export pruning", pruneAccountExports(session.db, deps.clock.now(), deps.logger)),
         // Exports a request's waitUntil did not finish, or that wait to be retried.
         task("account exports", runAccountExports({ db: session.db, kv: deps.kv, clock: deps.clock, logger: deps.logger, budgetMs: CRON_EXPORT_BUDGET_MS })),
-        task("idempotency key pruning", purgeExpiredKeys(session.db, deps.clock.now())),
-        task("account erasure", eraseDeletedAccounts({ db: session.db, kv: deps.kv, ids: deps.ids, logger: deps.logger }, deps.clock.now())),
         // The outbox's safety net: messages whose queue message was lost or whose consumer died.
         task("outbox deliveries", deliverDueWithin(outboxWorkerDeps(deps, session.db), CRON_OUTBOX_BUDGET_MS)),
         // Seeding jobs a request's waitUntil did not finish, or that waited for the inference hosts.

@@ -1,20 +1,15 @@
 import type { Config } from "../config";
-import type { Db } from "../db/port";
 import type { Logger } from "../platform/logger";
 import { paymentDepsOf } from "../services/payments/context";
 import { reconcilePayments } from "../services/payments/reconcile";
-import { pruneEventOutbox } from "../services/matching/event-retention";
-import { pruneImpressionCounts } from "../services/discovery/impressions";
 import type { BackgroundWork } from "../platform/background";
 import { inferenceFromConfig } from "../services/inference/from-config";
 import { runTranslationJobs } from "../services/translations/seeding";
-import { pruneTranslationCache } from "../services/translations/member-text";
-import { eraseDeletedAccounts } from "../services/account/erasure";
-import { purgeExpiredKeys } from "../services/idempotency/keys";
 import type { NodeDeps } from "./deps";
 import { outboxWorkerDeps, startOutboxLoop } from "../services/outbox/loop";
 import { runWorkflowSchedule } from "../services/workflows/run-schedule";
-import { pruneAccountExports, runAccountExports } from "../services/account/export-runner";
+import { runAccountExports } from "../services/account/export-runner";
+import { RETENTION_TASKS } from "../services/upkeep/retention";
 
 const PRUNE_FIRST_AFTER_MS = 60_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -26,7 +21,7 @@ export const WORKFLOW_RUNS_EVERY_MS = 5_000;
 export const ACCOUNT_EXPORTS_EVERY_MS = 15_000;
 
 /**
- * The Node twin of the Workers cron triggers: payment reconciliation, the hourly pruning,
+ * The Node twin of the Workers cron triggers: payment reconciliation, the hourly retention tasks,
  * translation jobs and account exports. One process per deployment runs them (the single server,
  * or the primary of a worker cluster), so a run is never doubled by the workers. The outbox's
  * delivery loop runs here too (several processes could run it safely, as claims skip each other's
@@ -55,19 +50,15 @@ export function startSchedules(deps: NodeDeps, config: Config, logger: Logger, b
   const intervalSeconds = config.PAYMENT_RECONCILE_INTERVAL_SECONDS;
   const reconcile = intervalSeconds > 0 ? repeat("payment reconciliation", intervalSeconds * 1000, () => reconcilePayments(paymentDepsOf(deps, deps.database.session().db))) : undefined;
 
-  // The event outbox keeps EVENT_RETENTION_DAYS and feed impressions two days; older rows are
-  // pruned hourly, and once soon after the start so a server that restarts often still prunes.
-  // Idempotency records past their 48 hours go too, and accounts deleted more than 30 days ago
-  // are erased in the same upkeep (docs/api/account.md#retention).
-  const upkeep = (name: string, step: (db: Db, now: number, log: Logger) => Promise<void>) =>
-    void step(deps.database.session().db, deps.clock.now(), logger).catch((err: unknown) => logger.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }));
+  // The retention tasks (RETENTION_TASKS) run hourly, and once soon after the start so that a
+  // server that restarts often still prunes; each on its own, so one failing stops no other.
   const prune = () => {
-    upkeep("event outbox pruning", pruneEventOutbox);
-    upkeep("impression pruning", pruneImpressionCounts);
-    upkeep("translation cache pruning", pruneTranslationCache);
-    upkeep("account export pruning", pruneAccountExports);
-    upkeep("idempotency key pruning", (db, now) => purgeExpiredKeys(db, now));
-    upkeep("account erasure", (db, now, log) => eraseDeletedAccounts({ db, kv: deps.kv, ids: deps.ids, logger: log }, now).then(() => undefined));
+    const db = deps.database.session().db;
+    for (const { name, run } of RETENTION_TASKS) {
+      void run({ db, kv: deps.kv, ids: deps.ids, logger }, deps.clock.now()).catch((err: unknown) =>
+        logger.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }),
+      );
+    }
   };
   const firstPrune = setTimeout(prune, PRUNE_FIRST_AFTER_MS);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
-import { CookieJar, followAuthorization } from "./oidc-interactions";
+import { followAuthorization } from "./oidc-interactions";
 
 export { followAuthorization };
 
@@ -149,7 +149,6 @@ export async function startOidcProvider(options: { audience: string; webClient?:
   async function login(accountId: string, opts: { email?: string; roles?: string[] } = {}): Promise<string> {
     accounts.set(accountId, { email: opts.email ?? `${accountId}@example.test`, roles: opts.roles ?? [] });
     const { authorization_endpoint, token_endpoint } = await discover();
-    const jar = new CookieJar();
     const verifier = base64url(randomBytes(32));
     const challenge = base64url(createHash("sha256").update(verifier).digest());
     const state = base64url(randomBytes(12));
