@@ -4,7 +4,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminAuditLog } from "../../src/db/tables/admin";
 import { deliveryRecords, outboxMessages } from "../../src/db/tables/partners";
-import { workflowRuns } from "../../src/db/tables/workflows";
+import { messagingWorkflows, workflowRuns } from "../../src/db/tables/workflows";
 import { queryRows } from "../../src/db/rows";
 import { outboxWorkerDeps } from "../../src/services/outbox/loop";
 import { deliverDue } from "../../src/services/outbox/worker";
@@ -290,6 +290,28 @@ describe("runs started by platform events", () => {
     // A later pass finds nothing new.
     await startEventRuns(d);
     expect(await db().select().from(workflowRuns).where(eq(workflowRuns.workflowId, saved.workflowId))).toHaveLength(3);
+  });
+  it("reads from a little before its last complete pass: an event stored within the settling time still starts a run, an older one is not read", async () => {
+    const admin = await newUser(env.issuer, { admin: true });
+    const body = sampleWorkflow("on received winks");
+    body.nodes[0] = { id: "start", type: "trigger", data: { event: "wink.received" } };
+    const workflowId = await syncedWorkflow(admin, body);
+    const [user] = await queryRows<{ id: string }>(db(), sql`select id from users where subject = ${admin.sub}`);
+    const mark = Date.now() + 60_000;
+    // Active for an hour, so that only the mark keeps the pass from reading the older event.
+    await db().update(messagingWorkflows).set({ activatedAt: new Date(mark - 3_600_000) }).where(eq(messagingWorkflows.id, workflowId));
+    const d = { db: db(), config: t.deps.config, ids: t.deps.ids, random: t.deps.random, now: mark, logger: t.deps.logger };
+    await startEventRuns(d);
+    const [wf] = await db().select().from(messagingWorkflows).where(eq(messagingWorkflows.id, workflowId));
+    expect(wf?.eventsScannedTo?.getTime()).toBe(mark);
+    // Both committed after that pass; one began 5 minutes before it, the other 20 minutes before.
+    for (const [label, minutes] of [["settling", 5], ["stale", 20]] as const) {
+      await db().execute(sql`insert into events (user_id, type, data, created_at)
+        values (${user!.id}, 'wink.received', ${JSON.stringify({ label })}::jsonb, ${new Date(mark - minutes * 60_000).toISOString()}::timestamptz)`);
+    }
+    await startEventRuns({ ...d, now: mark + 5_000 });
+    const mine = await db().select().from(workflowRuns).where(eq(workflowRuns.workflowId, workflowId));
+    expect(mine.map((r) => (r.input.event as { data: { label: string } }).data.label)).toEqual(["settling"]);
   });
   it("starts one run per subscription purchase for a subscription.started workflow", async () => {
     const admin = await newUser(env.issuer, { admin: true });

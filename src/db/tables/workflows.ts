@@ -23,6 +23,8 @@ export const messagingWorkflows = pgTable(
     syncedAt: at("synced_at"),
     /** The first successful sync: platform events stored from then on start runs. */
     activatedAt: at("activated_at"),
+    /** Where the last complete pass over platform events ended (run-schedule.ts): the next one reads from a little before. */
+    eventsScannedTo: at("events_scanned_to"),
     createdBy: text("created_by")
       .notNull()
       .references(() => users.id),

@@ -16,6 +16,11 @@ import { insertRun, runEngineOf } from "./runs";
 export const STORED_EVENTS = ["match.created", "wink.received", "wink.accepted", "subscription.started"] as const;
 /** How far back a pass looks: a scheduler down longer than this misses the older events. */
 export const EVENT_LOOKBACK_MS = 24 * 3_600_000;
+/**
+ * How far before the last complete pass the next one looks again: an event is stored with the
+ * time its transaction began and may commit a little later, after a pass that did not yet see it.
+ */
+export const EVENT_SETTLE_MS = 10 * 60_000;
 /** Events taken per workflow and pass; the next pass goes on with the rest. */
 const EVENTS_PER_PASS = 500;
 
@@ -41,7 +46,13 @@ export async function startEventRuns(d: RunScheduleDeps): Promise<number> {
   const engine = runEngineOf(d.config);
   if ("missing" in engine) return 0;
   const workflows = await d.db
-    .select({ id: messagingWorkflows.id, graph: messagingWorkflows.graph, syncedVersion: messagingWorkflows.syncedVersion, activatedAt: messagingWorkflows.activatedAt })
+    .select({
+      id: messagingWorkflows.id,
+      graph: messagingWorkflows.graph,
+      syncedVersion: messagingWorkflows.syncedVersion,
+      activatedAt: messagingWorkflows.activatedAt,
+      eventsScannedTo: messagingWorkflows.eventsScannedTo,
+    })
     .from(messagingWorkflows)
     .where(and(isNotNull(messagingWorkflows.activatedAt), isNotNull(messagingWorkflows.engineId)));
   let started = 0;
@@ -49,7 +60,10 @@ export async function startEventRuns(d: RunScheduleDeps): Promise<number> {
     const trigger = wf.graph.nodes.find((n) => n.type === "trigger");
     const event = trigger?.type === "trigger" ? trigger.data.event : undefined;
     if (!event || !(STORED_EVENTS as readonly string[]).includes(event) || !wf.activatedAt || wf.syncedVersion === null) continue;
-    const since = new Date(Math.max(wf.activatedAt.getTime(), d.now - EVENT_LOOKBACK_MS)).toISOString();
+    // From the last complete pass (less the settling time) rather than the whole lookback, so a
+    // pass reads minutes of events, not a day's, and probes the runs of none it already started.
+    const scannedTo = wf.eventsScannedTo ? wf.eventsScannedTo.getTime() - EVENT_SETTLE_MS : 0;
+    const since = new Date(Math.max(wf.activatedAt.getTime(), d.now - EVENT_LOOKBACK_MS, scannedTo)).toISOString();
     // A workflow has one trigger, so its runs' event ids come from one source and cannot collide.
     const events =
       event === "subscription.started"
@@ -77,6 +91,11 @@ export async function startEventRuns(d: RunScheduleDeps): Promise<number> {
         insertRun(tx, d, engine, { workflowId: wf.id, workflowVersion: wf.syncedVersion ?? 1, graph: wf.graph as WorkflowGraph, trigger: event, eventId: Number(e.id), input }),
       );
       if (runId) started++;
+    }
+    // Everything up to this pass's start is started (a full batch leaves more for the next pass).
+    // Passes side by side may finish in any order, so the mark only moves forward.
+    if (events.length < EVENTS_PER_PASS) {
+      await d.db.execute(sql`update messaging_workflows set events_scanned_to = greatest(events_scanned_to, ${new Date(d.now).toISOString()}::timestamptz) where id = ${wf.id}`);
     }
   }
   if (started) d.logger.info("workflow runs started by events", { started });

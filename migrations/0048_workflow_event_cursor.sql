@@ -1,0 +1,1 @@
+ALTER TABLE "messaging_workflows" ADD COLUMN "events_scanned_to" timestamp with time zone;
