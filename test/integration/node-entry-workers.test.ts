@@ -63,7 +63,11 @@ describe("the Node entry with WEB_CONCURRENCY workers", () => {
     const port = await freePort();
     const proc = run({ DATABASE_URL: env.db.url, REDIS_URL: TEST_REDIS_URL, KV_PREFIX: `entry-workers-${port}:`, PORT: String(port), WEB_CONCURRENCY: "2", ...extra });
     const url = `http://127.0.0.1:${port}`;
-    await until("the workers to listen", () => logLines(proc).some((l) => l.msg === "listening") || undefined);
+    // A server that exits first (its port taken between freePort and listen, say) fails here with
+    // its output, not after the wait's deadline.
+    const exitedFirst = proc.exited.then((code) => Promise.reject(new Error(`the server exited with ${code} before listening:\n${proc.output()}`)));
+    await Promise.race([until("the workers to listen", () => logLines(proc).some((l) => l.msg === "listening") || undefined), exitedFirst]);
+    exitedFirst.catch(() => undefined);
     return { proc, url, port };
   };
 
