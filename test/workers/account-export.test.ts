@@ -1,21 +1,15 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
-import { createWorker, type WorkerEnv } from "../../workers/api";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createWorker } from "../../workers/api";
 import { accessToken } from "./access-token";
+import { workerBindings } from "./bindings";
 
 // The export on the Workers runtime: the build a request starts runs in its waitUntil, through the
 // Neon driver, with the AI context read from Upstash; the download streams from the Worker.
 
 const worker = createWorker();
-const bindings: WorkerEnv = {
-  ...env,
-  OIDC_ISSUER: inject("issuerUrl"),
-  OIDC_AUDIENCE: inject("issuerAudience"),
-  UPSTASH_REDIS_REST_URL: inject("upstashUrl"),
-  UPSTASH_REDIS_REST_TOKEN: inject("upstashToken"),
-  KV_PREFIX: `workers-export-${crypto.randomUUID()}:`,
-};
+const bindings = workerBindings(env, "export");
 
 
 /** One request, with everything it left to waitUntil finished before the answer is read on. */

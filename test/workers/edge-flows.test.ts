@@ -1,8 +1,9 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import { createWorker, type WorkerEnv } from "../../workers/api";
+import { createWorker } from "../../workers/api";
 import { accessToken } from "./access-token";
+import { workerBindings } from "./bindings";
 import { waitFor } from "../support/wait";
 
 // The platform's own flows on the Workers runtime, with what production has there: tokens checked
@@ -12,15 +13,7 @@ import { waitFor } from "../support/wait";
 // Node tests prove the services, these prove that the Workers build keeps the same promises.
 
 const worker = createWorker();
-const bindings: WorkerEnv = {
-  ...env,
-  OIDC_ISSUER: inject("issuerUrl"),
-  OIDC_AUDIENCE: inject("issuerAudience"),
-  UPSTASH_REDIS_REST_URL: inject("upstashUrl"),
-  UPSTASH_REDIS_REST_TOKEN: inject("upstashToken"),
-  KV_PREFIX: `workers-edge-${crypto.randomUUID()}:`,
-  ...(JSON.parse(inject("cardAEnv")) as Record<string, string>),
-};
+const bindings = workerBindings(env, "edge", JSON.parse(inject("cardAEnv")) as Record<string, string>);
 
 
 interface Caller {

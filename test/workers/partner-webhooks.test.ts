@@ -1,9 +1,10 @@
-import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, inject, it, vi } from "vitest";
 import { createWorker, type WorkerEnv } from "../../workers/api";
 import { accessToken } from "./access-token";
+import { workerBindings } from "./bindings";
 import { waitFor } from "../support/wait";
 
 // Partner webhooks on the Workers runtime: a change commits, its outbox message's id goes to the
@@ -12,14 +13,7 @@ import { waitFor } from "../support/wait";
 // `standardwebhooks`, as a partner would. The cron delivers what never reached the queue.
 
 const worker = createWorker();
-const bindings: WorkerEnv = {
-  ...env,
-  OIDC_ISSUER: inject("issuerUrl"),
-  OIDC_AUDIENCE: inject("issuerAudience"),
-  UPSTASH_REDIS_REST_URL: inject("upstashUrl"),
-  UPSTASH_REDIS_REST_TOKEN: inject("upstashToken"),
-  KV_PREFIX: `workers-partners-${crypto.randomUUID()}:`,
-};
+const bindings = workerBindings(env, "partners");
 /** The same Worker with no queue bound: its messages reach only the cron. */
 const withoutQueue: WorkerEnv = { ...bindings, OUTBOX_QUEUE: undefined };
 
