@@ -21,6 +21,8 @@ export const EVENT_LOOKBACK_MS = 24 * 3_600_000;
  * time its transaction began and may commit a little later, after a pass that did not yet see it.
  */
 export const EVENT_SETTLE_MS = 10 * 60_000;
+/** How stale the mark may grow before a pass moves it: a pass reads at most this plus the settling time. */
+const MARK_EVERY_MS = 60_000;
 /** Events taken per workflow and pass; the next pass goes on with the rest. */
 const EVENTS_PER_PASS = 500;
 
@@ -93,8 +95,10 @@ export async function startEventRuns(d: RunScheduleDeps): Promise<number> {
       if (runId) started++;
     }
     // Everything up to this pass's start is started (a full batch leaves more for the next pass).
-    // Passes side by side may finish in any order, so the mark only moves forward.
-    if (events.length < EVENTS_PER_PASS) {
+    // Passes side by side may finish in any order, so the mark only moves forward; it moves once a
+    // minute at most, not with every 5-second pass.
+    const markStale = !wf.eventsScannedTo || d.now - wf.eventsScannedTo.getTime() >= MARK_EVERY_MS;
+    if (events.length < EVENTS_PER_PASS && markStale) {
       await d.db.execute(sql`update messaging_workflows set events_scanned_to = greatest(events_scanned_to, ${new Date(d.now).toISOString()}::timestamptz) where id = ${wf.id}`);
     }
   }
