@@ -109,6 +109,22 @@ describe("DELETE /api/v1/account", () => {
     expect((await t.request("/api/matching/swipe", json({ targetUserId: gone.id, action: "like" }, stranger.headers))).status).toBe(404);
   });
 
+  it("refuses an admin's award to a deleted member (409), and takes it again after the restore", async () => {
+    const [gone, admin] = [await signIn(t, env.issuer), await signIn(t, env.issuer, { admin: true })];
+    expect((await del(gone)).status).toBe(200);
+    const awardTo = (userId: string) => t.request("/api/v1/wallet/coins/award", json({ userId, amount: 50, reason: "goodwill" }, admin.headers));
+    const refused = await awardTo(gone.id);
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ error: "conflict", code: 409 });
+    const [wallet] = await queryRows<{ n: number }>(db(), sql`select count(*)::int as n from ledger_accounts where user_id = ${gone.id}`);
+    expect(wallet?.n).toBe(0);
+    expect((await awardTo("usr_00000000000000000000000000")).status).toBe(404);
+    expect((await restore(gone)).status).toBe(200);
+    const taken = await awardTo(gone.id);
+    expect(taken.status).toBe(200);
+    expect(await taken.json()).toMatchObject({ balance: 50, awardedAmount: 50 });
+  });
+
   it("leaves the coin leaderboard at once, with or without a profile (a page cached before the deletion lasts its 30 seconds)", async () => {
     const fresh = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE });
     // A member without a profile has no visibility to hide: only the deletion itself keeps them off.

@@ -88,7 +88,7 @@ export const walletRoutes = createRouter()
       summary: "Award coins (admin)",
       middleware: [idempotent],
       request: { headers: IdempotencyHeader, body: jsonBody(AwardInput) },
-      responses: { 200: json(AwardResult, "Awarded"), 404: { description: "No such user" }, 409: { description: "Idempotency conflict" } },
+      responses: { 200: json(AwardResult, "Awarded"), 404: { description: "No such user" }, 409: { description: "The member deleted their account, or an idempotency conflict" } },
     }),
     async (c) => c.json(await awardCoins(moneyContext(c), principalOf(c), c.req.valid("json")), 200),
   )

@@ -1,3 +1,6 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../../db/port";
+import { queryRows } from "../../db/rows";
 import { ApiError } from "../../errors";
 import { recordAudit } from "../audit/log";
 import { assertAdmin, type Principal } from "../../auth/principal";
@@ -41,11 +44,18 @@ export interface AwardResult {
   awardedAmount: number;
 }
 
-/** An admin grants coins; they enter the platform from the mint. */
+/**
+ * An admin grants coins; they enter the platform from the mint. A member who deleted their
+ * account gets none: the coins would be forfeited at erasure. The share lock on the member's row
+ * orders the award against a deletion or an erasure running at the same time.
+ */
 export async function awardCoins(m: MoneyContext, actor: Principal, input: { userId: string; amount: number; reason: string }): Promise<AwardResult> {
   assertAdmin(actor);
   checkAmount(input.amount, m.maxTransfer);
   return m.db.transaction(async (tx) => {
+    const [member] = await queryRows<{ deleted: boolean }>(tx as unknown as Db, sql`select deleted_at is not null as deleted from users where id = ${input.userId} for share`);
+    if (!member) throw new ApiError("not_found", "no such user");
+    if (member.deleted) throw new ApiError("conflict", "this member deleted their account; coins can be awarded again if they restore it");
     const wallet = await ensureWallet(tx, input.userId, m.ids);
     const txnId = m.ids.next("txn");
     const balances = await postTransaction(tx, {
