@@ -12,8 +12,9 @@ import { benchVersions, type Workload } from "./versions";
 import { benchWallet } from "./wallet";
 import { benchWebhooks } from "./webhooks";
 import { benchOutbox } from "./outbox";
+import { dropBenchDatabases } from "./lib/servers";
 
-/** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N] [--streams N] [--warmup N]` */
+/** `npm run bench -- <name> [--seconds N] [--rounds N] [--connections N] [--streams N] [--warmup N] [--keep]` */
 const [name = "http", ...rest] = process.argv.slice(2);
 /** A numeric flag; above 0 unless `zero` allows 0 too (a duration that may be left out). */
 const flag = (key: string, fallback: number, { zero = false } = {}) => {
@@ -89,5 +90,16 @@ if (!bench) {
   console.error(`unknown benchmark '${name}'; choose one of: ${Object.keys(benches).join(", ")}`);
   process.exit(2);
 }
-await bench();
+try {
+  await bench();
+} finally {
+  // `--keep` leaves the run's databases for a look at its data (EXPLAIN on the seeded profiles).
+  if (!rest.includes("--keep")) {
+    const dropped = await dropBenchDatabases().catch((err: unknown) => {
+      console.error(`could not drop the run's databases: ${String(err)}`);
+      return [];
+    });
+    if (dropped.length > 0) console.log(`dropped the run's databases (${dropped.join(", ")}); --keep leaves them`);
+  }
+}
 process.exit(0);

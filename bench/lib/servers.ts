@@ -37,6 +37,9 @@ export function benchKvPrefix(name: string): { prefix: string; dropKeys(): Promi
   };
 }
 
+/** The databases this run created: a seeded million profiles takes gigabytes of disk. */
+const createdDatabases = new Set<string>();
+
 /** A fresh database for one benchmark run; the API's own start applies the migrations. */
 export async function freshDatabase(name: string): Promise<string> {
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
@@ -44,9 +47,25 @@ export async function freshDatabase(name: string): Promise<string> {
   await admin.query(`drop database if exists "${name}" with (force)`);
   await admin.query(`create database "${name}"`);
   await admin.end();
+  createdDatabases.add(name);
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** Drops every database this run created (their connections are ended) and names them. */
+export async function dropBenchDatabases(): Promise<string[]> {
+  const names = [...createdDatabases];
+  if (names.length === 0) return names;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    for (const name of names) await admin.query(`drop database if exists "${name}" with (force)`);
+  } finally {
+    await admin.end();
+  }
+  createdDatabases.clear();
+  return names;
 }
 
 export interface Child {
