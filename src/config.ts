@@ -56,6 +56,13 @@ export const configSchema = z
     APP_VERSION: withDefault(z.string(), "0.1.0"),
     /** Node only: HTTP worker processes (node:cluster); the Workers runtime scales by itself. */
     WEB_CONCURRENCY: withDefault(z.coerce.number().int().min(1).max(64), 1),
+    /**
+     * Node only: how many reverse proxies of ours sit in front, each appending to X-Forwarded-For;
+     * the client's address is the entry this many from the right. 0: the socket's peer, the header
+     * ignored. Set it exactly: one too many lets a client choose its address, one too few gives
+     * every client the outermost proxy's. Workers take Cloudflare's CF-Connecting-IP instead.
+     */
+    TRUSTED_PROXY_HOPS: withDefault(z.coerce.number().int("must be a whole number of proxies").min(0).max(10), 0),
 
     DATABASE_URL: optional(url(["postgres:", "postgresql:"], "postgres://")),
     DATABASE_POOL_MAX: withDefault(z.coerce.number().int().min(1).max(200), 10),

@@ -31,8 +31,11 @@ export interface AppDeps {
    */
   apiReferenceScript: () => Promise<string>;
   /**
-   * The caller's network address, as the runtime knows it (the socket on Node, Cloudflare's
-   * CF-Connecting-IP on Workers); per-address limits apply where it answers. Absent: none known.
+   * The caller's network address in one spelling (src/http/client-address.ts): Cloudflare's
+   * CF-Connecting-IP on Workers; on Node the socket's peer, or behind TRUSTED_PROXY_HOPS reverse
+   * proxies the X-Forwarded-For entry the outermost one wrote. Every per-address rule reads it
+   * here; none reads those headers itself. Absent, or null for a request: no address known, and
+   * per-address limits do not apply.
    */
   clientAddress?: (request: Request, env: unknown) => string | null;
   /** Plan tier per user for rate limits; defaults to reading subscriptions. */

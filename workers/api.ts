@@ -8,6 +8,7 @@ import type { AppDeps } from "../src/deps";
 import { ApiError } from "../src/errors";
 import { errorResponse } from "../src/http/error-handler";
 import { requestIdFor } from "../src/http/middleware";
+import { canonicalAddress } from "../src/http/client-address";
 import { createMemoryStore } from "../src/kv/memory";
 import type { KeyValueStore } from "../src/kv/port";
 import { createUpstashStore } from "../src/kv/upstash";
@@ -181,8 +182,8 @@ function buildDeps(env: WorkerEnv): AppDeps {
     fetch,
     tokenVerifier: createVerifier(config, kv, logger, fetch),
     apiReferenceScript: () => Promise.resolve(apiReferenceScript),
-    // Set by Cloudflare's edge for every request; a client cannot supply its own.
-    clientAddress: (request) => request.headers.get("cf-connecting-ip"),
+    // Cloudflare's edge sets it on every request it forwards, replacing any the client sent.
+    clientAddress: (request) => canonicalAddress(request.headers.get("cf-connecting-ip") ?? ""),
     // Without the binding assets live in the isolate's memory: fine for `wrangler dev`, not for production.
     ...(env.KB_ASSETS ? { blobs: createR2BlobStore(env.KB_ASSETS) } : {}),
     // Without the queue, new outbox messages wait for the cron (every five minutes).

@@ -17,6 +17,7 @@ import { systemResolver } from "./dns-resolver";
 import { createLookupFetch } from "./asset-fetch";
 import { publicOnlyLookup } from "./public-lookup";
 import { readApiReferenceScript } from "./api-reference-script";
+import { nodeClientAddress } from "./client-address";
 
 export interface NodeDeps extends AppDeps {
   database: NodeDatabase;
@@ -75,8 +76,7 @@ export async function buildNodeDeps(config: Config, logger = createJsonLogger({ 
     blobs: createFileBlobStore(blobDirectory(config.DATA_DIR)),
     resolver: systemResolver,
     apiReferenceScript: readApiReferenceScript,
-    // The peer of the socket: behind a reverse proxy that is the proxy, whose clients then share one address's limits.
-    clientAddress: (_request, env) => (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress ?? null,
+    clientAddress: nodeClientAddress(config.TRUSTED_PROXY_HOPS),
     async close() {
       await Promise.allSettled([kv.close(), database.close()]);
     },

@@ -20,6 +20,9 @@ describe("parseConfig", () => {
     expect(c.OIDC_ROLES_CLAIM).toBe("roles");
     expect(c.DATABASE_URL).toBeUndefined();
     expect(c.INFERENCE_API).toBe("ollama");
+    // No proxy trusted: the socket's peer is the client, X-Forwarded-For ignored.
+    expect(c.TRUSTED_PROXY_HOPS).toBe(0);
+    expect(parseConfig({ TRUSTED_PROXY_HOPS: "2" }).TRUSTED_PROXY_HOPS).toBe(2);
   });
 
   it("treats blank values as unset", () => {
@@ -40,6 +43,10 @@ describe("parseConfig", () => {
     [{ OBSERVABILITY_TOKEN: "short" }, "OBSERVABILITY_TOKEN"],
     [{ VOICE_RUNTIME_SECRET: "too-short" }, "VOICE_RUNTIME_SECRET"],
     [{ VOICE_TIMEOUT_MS: "0" }, "VOICE_TIMEOUT_MS"],
+    [{ TRUSTED_PROXY_HOPS: "-1" }, "TRUSTED_PROXY_HOPS"],
+    [{ TRUSTED_PROXY_HOPS: "1.5" }, "TRUSTED_PROXY_HOPS"],
+    [{ TRUSTED_PROXY_HOPS: "true" }, "TRUSTED_PROXY_HOPS"],
+    [{ TRUSTED_PROXY_HOPS: "11" }, "TRUSTED_PROXY_HOPS"],
   ])("names the bad variable in %j", (env, variable) => {
     const err = configError(env);
     expect(err.variables).toContain(variable);

@@ -36,9 +36,12 @@ export interface Redemption {
 /** A member's failed-redemption counter (it expires with its window; an erasure drops it sooner). */
 export const failuresKeyOf = (userId: string) => `voucher-failures:user:${userId}`;
 
+/** A client address's failed-redemption counter (deps.clientAddress, one spelling per address). */
+export const addressFailuresKeyOf = (address: string) => `voucher-failures:addr:${address}`;
+
 const counters = (ctx: RedeemContext, actor: Principal) => [
   { key: failuresKeyOf(actor.userId), limit: FAILURES_PER_USER },
-  ...(ctx.clientAddress ? [{ key: `voucher-failures:addr:${ctx.clientAddress}`, limit: FAILURES_PER_ADDRESS }] : []),
+  ...(ctx.clientAddress ? [{ key: addressFailuresKeyOf(ctx.clientAddress), limit: FAILURES_PER_ADDRESS }] : []),
 ];
 
 /**
