@@ -74,6 +74,13 @@ describe("the voucher failure limit per client address on Node", () => {
     expect(await redeem(base, "2001:db8::8")).toBe(404);
   });
 
+  it("counts an IPv6 client by its /64: a fresh address in the same network shares the counter", async () => {
+    const base = await serve("1");
+    await exhaustAddress(base, (attempt) => `2001:db8:0:64::${(attempt + 1).toString(16)}`);
+    expect(await redeem(base, "2001:db8:0:64:ffff:ffff:ffff:ffff")).toBe(429);
+    expect(await redeem(base, "2001:db8:0:65::1")).toBe(404);
+  });
+
   it("with no proxy trusted, counts the socket's peer and ignores X-Forwarded-For", async () => {
     const base = await serve("0");
     await exhaustAddress(base, (attempt) => `203.0.113.${attempt}`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { addressBehindProxies, canonicalAddress } from "../../src/http/client-address";
+import { addressLimitSubject } from "../../src/services/rate-limit/address";
 
 const PEER = "10.0.0.5";
 
@@ -79,5 +80,25 @@ describe("addressBehindProxies", () => {
     expect(addressBehindProxies("not-an-address", null, 1)).toBeNull();
     // The header alone is still what one trusted proxy wrote.
     expect(addressBehindProxies(undefined, "198.51.100.1", 1)).toBe("198.51.100.1");
+  });
+});
+
+describe("addressLimitSubject", () => {
+  it.each([
+    ["203.0.113.9", "203.0.113.9"],
+    ["2001:db8::1", "2001:db8:0:0::/64"],
+    ["2001:db8:0:0:ffff:1:2:3", "2001:db8:0:0::/64"],
+    ["2001:db8:a:b:c::", "2001:db8:a:b::/64"],
+    ["2001:db8:a:b::c", "2001:db8:a:b::/64"],
+    ["::1", "0:0:0:0::/64"],
+    ["fe80::1", "fe80:0:0:0::/64"],
+    ["1:2:3:4:5:6:7:8", "1:2:3:4::/64"],
+  ])("counts %s as %s", (address, subject) => {
+    expect(addressLimitSubject(address)).toBe(subject);
+  });
+
+  it("gives one subject to every address of one /64, whatever its spelling", () => {
+    const spellings = ["2001:DB8:0:7:0:0:0:1", "2001:db8:0:7::ffff", "[2001:db8::7:1:2:3:4]:443"].map((a) => addressLimitSubject(canonicalAddress(a) as string));
+    expect(spellings).toEqual(["2001:db8:0:7::/64", "2001:db8:0:7::/64", "2001:db8:0:7::/64"]);
   });
 });

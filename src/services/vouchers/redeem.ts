@@ -7,6 +7,7 @@ import type { KeyValueStore } from "../../kv/port";
 import type { IdGenerator } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
 import { MINT_ACCOUNT, ensureWallet, postTransaction } from "../wallet/ledger";
+import { addressLimitSubject } from "../rate-limit/address";
 import { canonicalCode, codeHash } from "./codes";
 
 /** Failed redemptions allowed per hour before further attempts answer 429. */
@@ -36,8 +37,8 @@ export interface Redemption {
 /** A member's failed-redemption counter (it expires with its window; an erasure drops it sooner). */
 export const failuresKeyOf = (userId: string) => `voucher-failures:user:${userId}`;
 
-/** A client address's failed-redemption counter (deps.clientAddress, one spelling per address). */
-export const addressFailuresKeyOf = (address: string) => `voucher-failures:addr:${address}`;
+/** A client address's failed-redemption counter (deps.clientAddress, one spelling per address; IPv6 by its /64). */
+export const addressFailuresKeyOf = (address: string) => `voucher-failures:addr:${addressLimitSubject(address)}`;
 
 const counters = (ctx: RedeemContext, actor: Principal) => [
   { key: failuresKeyOf(actor.userId), limit: FAILURES_PER_USER },
