@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { queryRows } from "../../db/rows";
 import type { KeyValueStore } from "../../kv/port";
-import type { IdGenerator } from "../../platform/ids";
+import { idPattern, type IdGenerator } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
 import { profileCacheKey } from "../translations/member-text";
 import { postTransaction, type Tx } from "../wallet/ledger";
@@ -60,7 +60,6 @@ export const TOMBSTONED: readonly { table: string; column: string }[] = [
   { table: "messaging_workflows", column: "created_by" },
   { table: "workflow_runs", column: "created_by" },
   { table: "admin_audit_log", column: "actor_user_id" },
-  { table: "admin_audit_log", column: "target_id" },
   { table: "config_documents", column: "updated_by" },
 ];
 
@@ -94,6 +93,18 @@ export async function eraseDeletedAccounts(deps: ErasureDeps, now: number, limit
   if (erased > 0) deps.logger.info("accounts erased", { erased });
   if (failed.length > 0) throw new Error(`account erasure failed for ${failed.length} member(s)`);
   return erased;
+}
+
+const MEMBER_ID = idPattern("usr");
+
+/**
+ * The audit entries whose target or details hold the member's id. member_ids (migration 0049)
+ * lists ids of the shape members get, through an index; any other id (a user row made by hand) is
+ * looked for in the whole log.
+ */
+function auditEntriesNaming(userId: string) {
+  if (MEMBER_ID.test(userId)) return sql`member_ids @> array[${userId}]::text[]`;
+  return sql`(strpos(target_id, ${userId}) > 0 or strpos(details::text, ${userId}) > 0)`;
 }
 
 const ident = (name: string) => sql.raw(`"${name.replace(/"/g, '""')}"`);
@@ -171,8 +182,10 @@ export async function eraseMember(deps: ErasureDeps, userId: string, now: number
     }
     // Payments stay for accounting; what the payer entered (phone, email, names) does not.
     await run(sql`update payments set details = '{}'::jsonb, idempotency_key = null, callback_token = null where user_id = ${tombstone}`);
-    // Admin actions about the member keep their record, naming the tombstone instead.
-    await run(sql`update admin_audit_log set details = replace(details::text, ${userId}, ${tombstone})::jsonb where strpos(details::text, ${userId}) > 0`);
+    // Admin actions about the member keep their record, naming the tombstone instead, wherever
+    // they named the member: as the target or in the details, free text an admin typed included.
+    await run(sql`update admin_audit_log set target_id = replace(target_id, ${userId}, ${tombstone}), details = replace(details::text, ${userId}, ${tombstone})::jsonb
+      where ${auditEntriesNaming(userId)}`);
 
     await run(sql`delete from users where id = ${userId}`);
     return keyIds;
