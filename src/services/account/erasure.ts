@@ -7,6 +7,7 @@ import type { Logger } from "../../platform/logger";
 import { profileCacheKey } from "../translations/member-text";
 import { postTransaction, type Tx } from "../wallet/ledger";
 import { GRACE_MS } from "./grace";
+import { erasedBy } from "./member-columns";
 import { dropMemberKeys } from "./member-keys";
 
 /** The platform account an erased member's remaining coins go to (migration 0041). */
@@ -15,53 +16,22 @@ export const FORFEITED_ACCOUNT = "sys_forfeited";
 export const ERASURE_BATCH = 50;
 
 /**
- * Rows that are the member's own, deleted with them, in the order the foreign keys need. Each
- * names the columns that may hold the member (a swipe, a match or a block is gone for both sides).
+ * Rows that are the member's own, deleted with them: per table, the columns that may hold the
+ * member (a swipe, a match or a block is gone for both sides). From MEMBER_COLUMNS, whose order
+ * suits the foreign keys.
  */
-export const MEMBER_ROWS: readonly { table: string; columns: readonly string[] }[] = [
-  { table: "winks", columns: ["sender_id", "recipient_id"] },
-  { table: "matches", columns: ["user_low", "user_high"] },
-  { table: "swipes", columns: ["swiper_id", "target_id"] },
-  { table: "blocks", columns: ["blocker_id", "blocked_id"] },
-  { table: "reports", columns: ["reporter_id", "reported_id"] },
-  { table: "events", columns: ["user_id"] },
-  { table: "wink_daily_counts", columns: ["user_id"] },
-  { table: "profile_impressions", columns: ["user_id"] },
-  { table: "profile_impression_viewers", columns: ["user_id", "viewer_id"] },
-  { table: "profile_impressions_capped", columns: ["user_id"] },
-  { table: "idempotency_keys", columns: ["user_id"] },
-  { table: "subscriptions", columns: ["user_id"] },
-  { table: "profiles", columns: ["user_id"] },
-  { table: "support_tickets", columns: ["user_id"] },
-  { table: "support_video_requests", columns: ["user_id"] },
-  { table: "partners", columns: ["user_id"] },
-  { table: "account_exports", columns: ["user_id"] },
-  { table: "api_keys", columns: ["created_by"] },
-];
+export const MEMBER_ROWS: readonly { table: string; columns: readonly string[] }[] = (() => {
+  const byTable = new Map<string, string[]>();
+  for (const { table, column } of erasedBy("delete")) byTable.set(table, [...(byTable.get(table) ?? []), column]);
+  return [...byTable].map(([table, columns]) => ({ table, columns }));
+})();
 
 /**
  * Columns that record who did something the platform keeps: money (the ledger, payments, voucher
  * redemptions) and work done as staff (reviews, tickets resolved, admin actions, content). They
- * are pointed at the member's tombstone, which identifies nobody.
+ * are pointed at the member's tombstone, which identifies nobody. From MEMBER_COLUMNS.
  */
-export const TOMBSTONED: readonly { table: string; column: string }[] = [
-  { table: "ledger_accounts", column: "user_id" },
-  { table: "ledger_transactions", column: "actor_user_id" },
-  { table: "payments", column: "user_id" },
-  { table: "subscription_charges", column: "user_id" },
-  { table: "vouchers", column: "redeemed_by" },
-  { table: "voucher_batches", column: "created_by" },
-  { table: "support_tickets", column: "resolved_by" },
-  { table: "support_video_requests", column: "filed_by" },
-  { table: "partners", column: "reviewed_by" },
-  { table: "translation_jobs", column: "requested_by" },
-  { table: "kb_versions", column: "created_by" },
-  { table: "kb_assets", column: "created_by" },
-  { table: "messaging_workflows", column: "created_by" },
-  { table: "workflow_runs", column: "created_by" },
-  { table: "admin_audit_log", column: "actor_user_id" },
-  { table: "config_documents", column: "updated_by" },
-];
+export const TOMBSTONED: readonly { table: string; column: string }[] = erasedBy("tombstone");
 
 export interface ErasureDeps {
   db: Db;
