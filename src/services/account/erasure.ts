@@ -2,11 +2,12 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { queryRows } from "../../db/rows";
 import type { KeyValueStore } from "../../kv/port";
-import type { IdGenerator } from "../../platform/ids";
+import { idPattern, type IdGenerator } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
 import { profileCacheKey } from "../translations/member-text";
 import { postTransaction, type Tx } from "../wallet/ledger";
 import { GRACE_MS } from "./grace";
+import { erasedBy } from "./member-columns";
 import { dropMemberKeys } from "./member-keys";
 
 /** The platform account an erased member's remaining coins go to (migration 0041). */
@@ -15,54 +16,22 @@ export const FORFEITED_ACCOUNT = "sys_forfeited";
 export const ERASURE_BATCH = 50;
 
 /**
- * Rows that are the member's own, deleted with them, in the order the foreign keys need. Each
- * names the columns that may hold the member (a swipe, a match or a block is gone for both sides).
+ * Rows that are the member's own, deleted with them: per table, the columns that may hold the
+ * member (a swipe, a match or a block is gone for both sides). From MEMBER_COLUMNS, whose order
+ * suits the foreign keys.
  */
-export const MEMBER_ROWS: readonly { table: string; columns: readonly string[] }[] = [
-  { table: "winks", columns: ["sender_id", "recipient_id"] },
-  { table: "matches", columns: ["user_low", "user_high"] },
-  { table: "swipes", columns: ["swiper_id", "target_id"] },
-  { table: "blocks", columns: ["blocker_id", "blocked_id"] },
-  { table: "reports", columns: ["reporter_id", "reported_id"] },
-  { table: "events", columns: ["user_id"] },
-  { table: "wink_daily_counts", columns: ["user_id"] },
-  { table: "profile_impressions", columns: ["user_id"] },
-  { table: "profile_impression_viewers", columns: ["user_id", "viewer_id"] },
-  { table: "profile_impressions_capped", columns: ["user_id"] },
-  { table: "idempotency_keys", columns: ["user_id"] },
-  { table: "subscriptions", columns: ["user_id"] },
-  { table: "profiles", columns: ["user_id"] },
-  { table: "support_tickets", columns: ["user_id"] },
-  { table: "support_video_requests", columns: ["user_id"] },
-  { table: "partners", columns: ["user_id"] },
-  { table: "account_exports", columns: ["user_id"] },
-  { table: "api_keys", columns: ["created_by"] },
-];
+export const MEMBER_ROWS: readonly { table: string; columns: readonly string[] }[] = (() => {
+  const byTable = new Map<string, string[]>();
+  for (const { table, column } of erasedBy("delete")) byTable.set(table, [...(byTable.get(table) ?? []), column]);
+  return [...byTable].map(([table, columns]) => ({ table, columns }));
+})();
 
 /**
  * Columns that record who did something the platform keeps: money (the ledger, payments, voucher
  * redemptions) and work done as staff (reviews, tickets resolved, admin actions, content). They
- * are pointed at the member's tombstone, which identifies nobody.
+ * are pointed at the member's tombstone, which identifies nobody. From MEMBER_COLUMNS.
  */
-export const TOMBSTONED: readonly { table: string; column: string }[] = [
-  { table: "ledger_accounts", column: "user_id" },
-  { table: "ledger_transactions", column: "actor_user_id" },
-  { table: "payments", column: "user_id" },
-  { table: "subscription_charges", column: "user_id" },
-  { table: "vouchers", column: "redeemed_by" },
-  { table: "voucher_batches", column: "created_by" },
-  { table: "support_tickets", column: "resolved_by" },
-  { table: "support_video_requests", column: "filed_by" },
-  { table: "partners", column: "reviewed_by" },
-  { table: "translation_jobs", column: "requested_by" },
-  { table: "kb_versions", column: "created_by" },
-  { table: "kb_assets", column: "created_by" },
-  { table: "messaging_workflows", column: "created_by" },
-  { table: "workflow_runs", column: "created_by" },
-  { table: "admin_audit_log", column: "actor_user_id" },
-  { table: "admin_audit_log", column: "target_id" },
-  { table: "config_documents", column: "updated_by" },
-];
+export const TOMBSTONED: readonly { table: string; column: string }[] = erasedBy("tombstone");
 
 export interface ErasureDeps {
   db: Db;
@@ -94,6 +63,18 @@ export async function eraseDeletedAccounts(deps: ErasureDeps, now: number, limit
   if (erased > 0) deps.logger.info("accounts erased", { erased });
   if (failed.length > 0) throw new Error(`account erasure failed for ${failed.length} member(s)`);
   return erased;
+}
+
+const MEMBER_ID = idPattern("usr");
+
+/**
+ * The audit entries whose target or details hold the member's id. member_ids (migration 0049)
+ * lists ids of the shape members get, through an index; any other id (a user row made by hand) is
+ * looked for in the whole log.
+ */
+function auditEntriesNaming(userId: string) {
+  if (MEMBER_ID.test(userId)) return sql`member_ids @> array[${userId}]::text[]`;
+  return sql`(strpos(target_id, ${userId}) > 0 or strpos(details::text, ${userId}) > 0)`;
 }
 
 const ident = (name: string) => sql.raw(`"${name.replace(/"/g, '""')}"`);
@@ -171,8 +152,10 @@ export async function eraseMember(deps: ErasureDeps, userId: string, now: number
     }
     // Payments stay for accounting; what the payer entered (phone, email, names) does not.
     await run(sql`update payments set details = '{}'::jsonb, idempotency_key = null, callback_token = null where user_id = ${tombstone}`);
-    // Admin actions about the member keep their record, naming the tombstone instead.
-    await run(sql`update admin_audit_log set details = replace(details::text, ${userId}, ${tombstone})::jsonb where strpos(details::text, ${userId}) > 0`);
+    // Admin actions about the member keep their record, naming the tombstone instead, wherever
+    // they named the member: as the target or in the details, free text an admin typed included.
+    await run(sql`update admin_audit_log set target_id = replace(target_id, ${userId}, ${tombstone}), details = replace(details::text, ${userId}, ${tombstone})::jsonb
+      where ${auditEntriesNaming(userId)}`);
 
     await run(sql`delete from users where id = ${userId}`);
     return keyIds;
