@@ -120,7 +120,7 @@ describe("the member's page in a browser", () => {
     await page.getByLabel("Amount (coins)").fill("25");
     await page.getByRole("button", { name: "Send" }).click();
     await expect.poll(() => page.locator("#transfer-result").textContent(), { timeout: 10_000 }).toContain("Sent 25 coins");
-    await expect.poll(() => page.locator("#balance").textContent()).toBe("95");
+    await expect.poll(() => page.locator("#balance").textContent(), { timeout: 10_000 }).toBe("95");
     await shot(page, "4-transferred");
 
     // An error is shown, not swallowed.
