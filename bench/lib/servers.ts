@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -128,10 +128,26 @@ export const API_NODE_ARGS = ["--enable-source-maps", "dist/node/main.mjs"];
 
 let built = false;
 
-/** Builds the Node entry as `npm start` does (`npm run build`), once per process. */
+/**
+ * Builds the Node entry as `npm start` does (`npm run build`), once per process. Test files build
+ * it side by side, each in a process of its own, and esbuild rewrites its output in place: a server
+ * starting meanwhile could load the bundle half written. So the build goes to a folder of its own
+ * beside dist/node (the source map's relative paths stay right) and each file is renamed into
+ * place whole; every build writes the same bytes.
+ */
 export function buildApi(): void {
   if (built) return;
-  execFileSync("npm", ["run", "-s", "build"], { cwd: ROOT, stdio: "inherit" });
+  const out = join(ROOT, "dist", "node");
+  mkdirSync(out, { recursive: true });
+  const staging = mkdtempSync(join(ROOT, "dist", "node-build-"));
+  try {
+    execFileSync("npm", ["run", "-s", "build", "--", `--outfile=${join(staging, "main.mjs")}`], { cwd: ROOT, stdio: "inherit" });
+    // The map first: the bundle names it, and a server that loads the new bundle reads the map then.
+    renameSync(join(staging, "main.mjs.map"), join(out, "main.mjs.map"));
+    renameSync(join(staging, "main.mjs"), join(out, "main.mjs"));
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
   built = true;
 }
 

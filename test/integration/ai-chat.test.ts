@@ -160,7 +160,7 @@ describe("POST /chat/response", () => {
     expect(bad.error.message).toBe("internal error");
     expect(bad.error.details).toBe("");
     // The log, not the client, learns what was wrong.
-    await expect.poll(() => t.logs.some((l) => l.msg === "request failed" && JSON.stringify(l).includes("stayed invalid"))).toBe(true);
+    await expect.poll(() => t.logs.some((l) => l.msg === "request failed" && JSON.stringify(l).includes("stayed invalid")), { timeout: 5_000 }).toBe(true);
     expect(host.chats().filter((c) => c.body?.messages)).toHaveLength(3);
   });
 

@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, type Server } from "node:http";
-import { createServer as createTcpServer, type Socket } from "node:net";
+import { createServer as createTcpServer, type AddressInfo, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { buildTestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
@@ -26,9 +26,8 @@ async function expectIssuerDown(app: ReturnType<typeof appTrusting>): Promise<vo
 }
 
 async function listening<T extends Server | ReturnType<typeof createTcpServer>>(server: T): Promise<{ server: T; url: string }> {
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  return { server, url: `http://127.0.0.1:${port}` };
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 describe("an identity provider that cannot be reached", () => {

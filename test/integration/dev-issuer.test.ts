@@ -8,9 +8,8 @@ import { parseConfig, type Config } from "../../src/config";
 import { DEV_AUDIENCE_DEFAULT, DEV_ISSUER, DevIssuerRefused, createDevVerifier, signDevToken } from "../../src/node/dev-issuer";
 import { systemClock } from "../../src/platform/clock";
 import { useTestDatabase } from "../support/environment";
-import { freePort, runTs, type TsProcess } from "../support/process";
+import { freePort, runTs, startListening } from "../support/process";
 import { randomSuffix } from "../support/services";
-import { waitFor } from "../support/wait";
 
 /**
  * The development issuer: `npm run token` signs with a key kept under DATA_DIR, and the Node
@@ -115,17 +114,6 @@ async function tokenCli(args: string[], env: Record<string, string>): Promise<{ 
   return { code, stdout: proc.stdout(), stderr: proc.stderr() };
 }
 
-async function waitForHealth(url: string, proc: TsProcess, timeoutMs: number): Promise<void> {
-  let exitCode: number | null | undefined;
-  void proc.exited.then((code) => (exitCode = code));
-  const outcome = await waitFor(
-    `a healthy server at ${url}`,
-    async () => (exitCode !== undefined ? { exited: true } : (await fetch(url)).status === 200 ? { exited: false } : undefined),
-    { timeout: timeoutMs, interval: 150 },
-  );
-  if (outcome.exited) throw new Error(`server exited with ${exitCode}: ${proc.stdout()} ${proc.stderr()}`);
-}
-
 describe("npm run token + npm start without OIDC_ISSUER", () => {
   const env = useTestDatabase({ migrated: false });
 
@@ -143,10 +131,13 @@ describe("npm run token + npm start without OIDC_ISSUER", () => {
     const userCli = await tokenCli([user], { DATA_DIR: dataDir });
     expect(userCli.code).toBe(0);
 
-    const port = await freePort();
-    const server = runTs("src/node/main.ts", [], { DATA_DIR: dataDir, DATABASE_URL: env.db.url, PORT: String(port), LOG_LEVEL: "info" });
+    // WEB_PORT=0: no web app, which would take its fixed port 8788 and the development issuer PORT+2,
+    // ports no test has made sure of.
+    const { proc: server, port } = await startListening(async () => {
+      const port = await freePort();
+      return { port, proc: runTs("src/node/main.ts", [], { DATA_DIR: dataDir, DATABASE_URL: env.db.url, PORT: String(port), WEB_PORT: "0", LOG_LEVEL: "info" }) };
+    }, (proc) => proc.stdout().includes('"msg":"listening"'), 90_000);
     try {
-      await waitForHealth(`http://127.0.0.1:${port}/health`, server, 90_000);
       const call = (token: string) => fetch(`http://127.0.0.1:${port}/v1/auth/test`, { headers: { authorization: `Bearer ${token}` } });
 
       const asAdmin = await call(adminToken);
@@ -166,9 +157,8 @@ describe("npm run token + npm start without OIDC_ISSUER", () => {
       expect(refused.status).toBe(401);
       expect(await refused.json()).toMatchObject({ error: "unauthorized", message: "invalid or missing key", code: 401 });
 
-      // The start-up warning says the development issuer is trusted. Log lines are written in
-      // batches (every 50 ms), so wait until the "listening" line has arrived.
-      await waitFor("the listening line", () => server.stdout().includes('"msg":"listening"'), { timeout: 10_000 });
+      // The start-up warning says the development issuer is trusted (the "listening" line after it
+      // has arrived: the start waited for it).
       const lines = server
         .stdout()
         .split("\n")

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blocks, matches, profileImpressions, profiles, reports, swipes } from "../../src/db/schema";
 import { queryRows } from "../../src/db/rows";
 import { DISCOVERY_DEFAULTS, utcDay } from "../../src/services/discovery/feed";
-import { buildTestApp, type TestApp } from "../support/app";
+import { buildTestApp, fixedClock, type TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { ENTERPRISE, signIn, type Person } from "../support/people";
 
@@ -337,11 +337,23 @@ describe("ranking", () => {
 });
 
 describe("impressions", () => {
+  // The app's today, frozen: on the real clock, a test running across midnight UTC read one day
+  // and had the app count in the next.
+  const clock = fixedClock(Date.now());
+  let realTime: TestApp;
+  beforeAll(() => {
+    realTime = t;
+    t = buildTestApp({ database: env.db.database, issuer: env.issuer, tierLookup: ENTERPRISE, clock });
+  });
+  afterAll(() => {
+    t = realTime;
+  });
+
   it("counts one impression per card served, and skips profiles at today's cap", async () => {
     const spot = newSpot();
     const caller = await member(spot);
     const [capped, fresh] = await Promise.all([member(spot), member(spot)]);
-    const day = utcDay(Date.now());
+    const day = utcDay(clock.now());
     await db().insert(profileImpressions).values({ userId: capped.id, day, count: DISCOVERY_DEFAULTS.dailyImpressionCap });
     expect(idsOf(await feed(caller))).toEqual([fresh.id]);
     const second = await member(spot);
@@ -358,7 +370,7 @@ describe("impressions", () => {
     const spot = newSpot();
     const [caller, other] = await Promise.all([member(spot), member(spot)]);
     const shown = await member(spot);
-    const day = utcDay(Date.now());
+    const day = utcDay(clock.now());
     const countOf = async () =>
       (await queryRows<{ count: number }>(db(), sql`select count from profile_impressions where day = ${day}::date and user_id = ${shown.id}`))[0]?.count;
     for (let i = 0; i < 3; i++) expect(idsOf(await feed(caller))).toContain(shown.id);
@@ -373,7 +385,7 @@ describe("impressions", () => {
     const spot = newSpot();
     const cap = DISCOVERY_DEFAULTS.dailyImpressionCap;
     const [replayer, shown] = await Promise.all([member(spot), member(spot)]);
-    const day = utcDay(Date.now());
+    const day = utcDay(clock.now());
     await db().insert(profileImpressions).values({ userId: shown.id, day, count: cap - 2 });
     for (let i = 0; i < 5; i++) expect(idsOf(await feed(replayer))).toContain(shown.id);
     const later = await member(spot);
@@ -390,7 +402,7 @@ describe("impressions", () => {
     // snapshot would cost a page of its own.
     const shared = { interests: ["hiking", "jazz"] };
     const [first, nearlyCapped, fresh] = await Promise.all([member(spot, shared), member(spot, { interests: [] }), member(spot, shared)]);
-    const day = utcDay(Date.now());
+    const day = utcDay(clock.now());
     await db().insert(profileImpressions).values({ userId: nearlyCapped.id, day, count: cap - 1 });
     // This feed serves the last impression nearlyCapped may have today.
     expect(new Set(idsOf(await feed(first)))).toEqual(new Set([nearlyCapped.id, fresh.id]));

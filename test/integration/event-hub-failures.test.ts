@@ -104,7 +104,7 @@ describe("the event hub when a read never returns", () => {
       await hub.add(sy);
       const forY = await storeEvent(y, other);
       await kv.publish(eventChannel(y.id), "1");
-      await vi.waitFor(() => expect(sy.got).toEqual([forY]), { timeout: 2_000 });
+      await vi.waitFor(() => expect(sy.got).toEqual([forY]), { timeout: 5_000 });
       expect(sx.got).toEqual([]);
     } finally {
       hub.remove(sx);
@@ -146,11 +146,11 @@ describe("the event hub when a read never returns", () => {
       const second = await storeEvent(x, other);
       await heard(kv, eventChannel(x.id), "1");
       release();
-      await vi.waitFor(() => expect(sx.got).toEqual([first, second]), { timeout: 2_000 });
+      await vi.waitFor(() => expect(sx.got).toEqual([first, second]), { timeout: 5_000 });
       // Nothing more: the next event, notified after all that, is the next thing delivered.
       const third = await storeEvent(x, other);
       await kv.publish(eventChannel(x.id), "1");
-      await vi.waitFor(() => expect(sx.got).toHaveLength(3), { timeout: 2_000 });
+      await vi.waitFor(() => expect(sx.got).toHaveLength(3), { timeout: 5_000 });
       expect(sx.got).toEqual([first, second, third]);
     } finally {
       hub.remove(sx);

@@ -37,7 +37,7 @@ describe("the event hub", () => {
     // A stream that has seen all but the last event, and then that one too.
     const a = collector(me.id, e2);
     await hub.add(a);
-    await vi.waitFor(() => expect(a.got).toEqual([e3]));
+    await vi.waitFor(() => expect(a.got).toEqual([e3]), { timeout: 5_000 });
     const e4 = await store();
     const b = collector(me.id, e1);
     await withPgClient(env.db.url, async (locker) => {
@@ -58,7 +58,7 @@ describe("the event hub", () => {
     await vi.waitFor(() => {
       expect(a.got).toEqual([e3, e4]);
       expect(b.got).toEqual([e2, e3, e4]);
-    });
+    }, { timeout: 5_000 });
     hub.remove(a);
     hub.remove(b);
   });

@@ -59,7 +59,7 @@ function read(res: Response): Reading {
       await waitFor(() => endedAt !== undefined, ms, "the stream to end");
       return endedAt as number;
     },
-    until: (needle, ms = 2_000) => waitFor(() => text.includes(needle), ms, JSON.stringify(needle)),
+    until: (needle, ms = 5_000) => waitFor(() => text.includes(needle), ms, JSON.stringify(needle)),
     async close() {
       await reader.cancel().catch(() => {});
       await pump.catch(() => {});
@@ -84,11 +84,11 @@ describe.each(paths)("an event stream opened with an access token ($path)", ({ k
     const stream = read(res);
     try {
       await stream.until(": connected");
-      const endedAt = await stream.ended(3_000);
+      const endedAt = await stream.ended(5_000);
       // At the expiry, not at once.
       expect(endedAt - opened).toBeGreaterThanOrEqual(350);
       expect(t.logs).toContainEqual(expect.objectContaining({ level: "info", msg: "event stream ended: its credential is no longer valid", userId: me.id, reason: "expired" }));
-      if (store.subscribe) await vi.waitFor(async () => expect(await store.publish(eventChannel(me.id), "ping")).toBe(0));
+      if (store.subscribe) await vi.waitFor(async () => expect(await store.publish(eventChannel(me.id), "ping")).toBe(0), { timeout: 5_000 });
     } finally {
       await stream.close();
     }
@@ -112,11 +112,11 @@ describe.each(paths)("an event stream opened with an API key ($path)", ({ kv }) 
       vi.advanceTimersByTime(HEARTBEAT_MS);
       await stream.until(": heartbeat");
       expect((await wink(t, other, admin.id)).status).toBe(201);
-      await stream.until("event: wink.received", 3_000);
+      await stream.until("event: wink.received", 5_000);
 
       expect((await t.request(`/api/v1/admin/api-keys/${created.keyId}`, { method: "DELETE", headers: admin.headers })).status).toBe(200);
       vi.advanceTimersByTime(HEARTBEAT_MS);
-      await stream.ended(3_000);
+      await stream.ended(5_000);
       expect(t.logs).toContainEqual(expect.objectContaining({ msg: "event stream ended: its credential is no longer valid", userId: admin.id, reason: "api key revoked or expired" }));
       // Nothing made after the revocation reaches the old stream, though a stream opened with a
       // valid credential gets it.
@@ -125,7 +125,7 @@ describe.each(paths)("an event stream opened with an API key ($path)", ({ kv }) 
       try {
         await marker.until(": connected");
         expect((await wink(t, third, admin.id)).status).toBe(201);
-        await marker.until("event: wink.received", 3_000);
+        await marker.until("event: wink.received", 5_000);
       } finally {
         await marker.close();
       }
@@ -145,7 +145,7 @@ describe.each(paths)("an event stream opened with an API key ($path)", ({ kv }) 
     expect(res.status).toBe(200);
     const stream = read(res);
     try {
-      expect((await stream.ended(3_000)) - opened).toBeGreaterThanOrEqual(350);
+      expect((await stream.ended(5_000)) - opened).toBeGreaterThanOrEqual(350);
       expect(stream.text()).toContain(": connected");
       expect(t.logs).toContainEqual(expect.objectContaining({ msg: "event stream ended: its credential is no longer valid", userId: admin.id, reason: "expired" }));
     } finally {
@@ -166,7 +166,7 @@ describe.each(paths)("an event stream opened with a token ($path)", ({ kv }) => 
       await stream.until(": heartbeat");
       expect((await t.request("/api/v1/account", { ...json({ confirm: "DELETE" }, member.headers), method: "DELETE" })).status).toBe(200);
       vi.advanceTimersByTime(HEARTBEAT_MS);
-      await stream.ended(3_000);
+      await stream.ended(5_000);
       expect(t.logs).toContainEqual(expect.objectContaining({ msg: "event stream ended: its credential is no longer valid", userId: member.id, reason: "account deleted" }));
     } finally {
       await stream.close();

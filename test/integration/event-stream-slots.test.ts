@@ -140,7 +140,7 @@ describe("open event streams per person", () => {
       const next = await openStream(t, me);
       streams.push(next);
       expect(next.res.status).toBe(200);
-    });
+    }, { timeout: 5_000 });
     await Promise.all([...streams, other].map((s) => s.close()));
   });
 
@@ -159,7 +159,7 @@ describe("open event streams per person", () => {
       const next = await openStream(a, me);
       streams.push(next);
       expect(next.res.status).toBe(200);
-    });
+    }, { timeout: 5_000 });
     await Promise.all(streams.map((s) => s.close()));
   });
 

@@ -51,7 +51,7 @@ describe("remembered identities", () => {
 
     s.clock.set(s.start + IDENTITY_FRESH_MS + 1);
     expect(await s.who(s.before)).toMatchObject({ id: first.id });
-    await expect.poll(async () => (await s.stored())?.lastSeenAt?.getTime()).toBe(s.start + IDENTITY_FRESH_MS + 1);
+    await expect.poll(async () => (await s.stored())?.lastSeenAt?.getTime(), { timeout: 5_000 }).toBe(s.start + IDENTITY_FRESH_MS + 1);
   });
 
   it("make the caller wait for the upsert once the identity is past the stale window", async () => {
@@ -110,11 +110,11 @@ describe("a refresh behind the answer", () => {
     const t = buildTestApp({ database, issuer: env.issuer, clock });
     const token = await env.issuer.sign({ sub, email: `${sub}@example.test` }, { expiresIn: Math.floor(start / 1000) + 7_200 });
     expect((await t.request("/v1/auth/test", bearer(token))).status).toBe(200);
-    await expect.poll(() => seenAtRelease.length).toBe(1);
+    await expect.poll(() => seenAtRelease.length, { timeout: 5_000 }).toBe(1);
 
     clock.advance(IDENTITY_FRESH_MS + 1);
     expect((await t.request("/v1/auth/test", bearer(token))).status).toBe(200);
-    await expect.poll(() => seenAtRelease.length).toBe(2);
+    await expect.poll(() => seenAtRelease.length, { timeout: 5_000 }).toBe(2);
     expect(seenAtRelease[1]).toBe(start + IDENTITY_FRESH_MS + 1);
   });
 });

@@ -42,6 +42,6 @@ describe("the live event stream when nothing happens", () => {
     await reader.cancel();
     controller.abort();
     // The interval is cleared once the stream notices the client left.
-    await waitFor("the heartbeat interval to be cleared", () => vi.getTimerCount() === 0, { timeout: 1_000 });
+    await waitFor("the heartbeat interval to be cleared", () => vi.getTimerCount() === 0);
   });
 });

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { API_NODE_ARGS, buildApi } from "../../bench/lib/servers";
 import { useTestDatabase } from "../support/environment";
 import { followAuthorization } from "../support/oidc-provider";
-import { freePort, runNode, type TsProcess } from "../support/process";
+import { freePort, runNode, startListening, type TsProcess } from "../support/process";
 import { randomSuffix } from "../support/services";
 
 /** The entry as `npm start` runs it: built once, then started with the same node arguments. */
@@ -34,8 +34,12 @@ function setCookies(res: Response): Map<string, string> {
 describe("npm start with no identity provider configured", () => {
   it("serves the web app, prints its URL, and a member signs in with the code flow at the development issuer", { timeout: 90_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "web-entry-"));
-    const [port, webPort] = [await freePort(), await freePort()];
-    const proc = runNode(API_NODE_ARGS, { DATABASE_URL: env.db.url, DATA_DIR: dataDir, PORT: String(port), WEB_PORT: String(webPort), LOG_LEVEL: "info" });
+    // Three ports: the API's, the web app's and the development issuer's at PORT+2, none of them held
+    // for the server until it listens on it.
+    const { proc, port, webPort } = await startListening(async () => {
+      const [port, webPort] = [await freePort(), await freePort()];
+      return { port, webPort, proc: runNode(API_NODE_ARGS, { DATABASE_URL: env.db.url, DATA_DIR: dataDir, PORT: String(port), WEB_PORT: String(webPort), LOG_LEVEL: "info" }) };
+    }, (proc) => proc.output().includes('"msg":"web app listening"') && proc.output().includes('"msg":"listening"'), 60_000);
     try {
       const [, webUrl] = await waitForLine(proc, /"msg":"web app listening","url":"([^"]+)"/, 60_000);
       await waitForLine(proc, /"msg":"listening"/, 60_000);

@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { request as httpRequest, Agent } from "node:http";
-import { createServer } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cpuMs, processTree } from "../../bench/lib/cpu";
 import { API_NODE_ARGS, buildApi } from "../../bench/lib/servers";
 import { useTestDatabase } from "../support/environment";
-import { freePort, runNode, type TsProcess } from "../support/process";
+import { freePort, runNode, startListening, type TsProcess } from "../support/process";
 import { TEST_REDIS_URL } from "../support/services";
 
 /** The entry as `npm start` runs it, with WEB_CONCURRENCY workers under one primary. */
@@ -60,18 +60,24 @@ const logLines = (proc: TsProcess) =>
 describe("the Node entry with WEB_CONCURRENCY workers", () => {
   const env = useTestDatabase({ migrated: false });
   const start = async (extra: Record<string, string> = {}) => {
-    const port = await freePort();
-    const proc = run({ DATABASE_URL: env.db.url, REDIS_URL: TEST_REDIS_URL, KV_PREFIX: `entry-workers-${port}:`, PORT: String(port), WEB_CONCURRENCY: "2", ...extra });
-    const url = `http://127.0.0.1:${port}`;
-    // A server that exits first (its port taken between freePort and listen, say) fails here with
-    // its output, not after the wait's deadline.
-    const exitedFirst = proc.exited.then((code) => Promise.reject(new Error(`the server exited with ${code} before listening:\n${proc.output()}`)));
-    await Promise.race([until("the workers to listen", () => logLines(proc).some((l) => l.msg === "listening") || undefined), exitedFirst]);
-    exitedFirst.catch(() => undefined);
-    return { proc, url, port };
+    const listening = (proc: TsProcess) => {
+      try {
+        return logLines(proc).some((l) => l.msg === "listening");
+      } catch {
+        return false; // a line still being written
+      }
+    };
+    // WEB_PORT=0: no web app, which would take its fixed port 8788 and the development issuer PORT+2,
+    // ports no test has made sure of. Three processes each load the bundle before the line: about
+    // 5 s on an idle machine, several times that on a loaded one.
+    const { proc, port } = await startListening(async () => {
+      const port = await freePort();
+      return { port, proc: run({ DATABASE_URL: env.db.url, REDIS_URL: TEST_REDIS_URL, KV_PREFIX: `entry-workers-${port}:`, PORT: String(port), WEB_PORT: "0", WEB_CONCURRENCY: "2", ...extra }) };
+    }, listening, 60_000);
+    return { proc, url: `http://127.0.0.1:${port}`, port };
   };
 
-  it("migrates once, serves from two workers, keeps every log line whole, and stops them all on SIGTERM", { timeout: 60_000 }, async () => {
+  it("migrates once, serves from two workers, keeps every log line whole, and stops them all on SIGTERM", { timeout: 90_000 }, async () => {
     const { proc, url, port } = await start();
     try {
       const listening = logLines(proc).find((l) => l.msg === "listening");
@@ -111,7 +117,7 @@ describe("the Node entry with WEB_CONCURRENCY workers", () => {
     }
   });
 
-  it("replaces a worker that dies, and keeps serving", { timeout: 60_000 }, async () => {
+  it("replaces a worker that dies, and keeps serving", { timeout: 90_000 }, async () => {
     const { proc, url } = await start();
     try {
       const [victim, survivor] = workerPids(proc.child.pid!);
@@ -131,7 +137,7 @@ describe("the Node entry with WEB_CONCURRENCY workers", () => {
     }
   });
 
-  it("takes its workers down with it when the primary is killed outright", { timeout: 60_000 }, async () => {
+  it("takes its workers down with it when the primary is killed outright", { timeout: 90_000 }, async () => {
     const { proc } = await start();
     const workers = workerPids(proc.child.pid!);
     expect(workers).toHaveLength(2);
@@ -143,10 +149,10 @@ describe("the Node entry with WEB_CONCURRENCY workers", () => {
 
   it("refuses to start when its port is taken, in one line per process, and leaves no worker behind", { timeout: 60_000 }, async () => {
     const taken = createServer();
-    const port = await freePort();
-    await new Promise<void>((resolve) => taken.listen(port, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const { port } = taken.address() as AddressInfo;
     try {
-      const proc = run({ DATABASE_URL: env.db.url, REDIS_URL: TEST_REDIS_URL, PORT: String(port), WEB_CONCURRENCY: "2", LOG_LEVEL: "error" });
+      const proc = run({ DATABASE_URL: env.db.url, REDIS_URL: TEST_REDIS_URL, PORT: String(port), WEB_PORT: "0", WEB_CONCURRENCY: "2", LOG_LEVEL: "error" });
       expect(await proc.exited).toBe(1);
       expect(proc.output()).toContain(`cannot listen on 127.0.0.1:${port}: EADDRINUSE`);
       expect(proc.output()).toMatch(/"msg":"startup failed","error":"worker \d+ exited with code 1 before listening"/);

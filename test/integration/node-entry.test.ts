@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../support/environment";
-import { freePort, runNode } from "../support/process";
+import { freePort, runNode, startListening } from "../support/process";
 import { TEST_REDIS_URL } from "../support/services";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { API_NODE_ARGS, buildApi } from "../../bench/lib/servers";
@@ -16,18 +16,15 @@ import { checkReferencePage } from "../support/reference-page";
 const run = (env: Record<string, string>) => runNode(API_NODE_ARGS, env);
 beforeAll(buildApi, 60_000);
 
-async function waitForHealth(url: string, timeoutMs: number): Promise<Response> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fetch(url);
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      // The poll interval of a wait with a deadline: the child process's port is not open yet.
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  }
-}
+/**
+ * The entry started on a port of its own, once it says it listens (its log line, not an answer on
+ * the port: another process may hold that port when the server could not take it).
+ */
+const start = (env: (port: number) => Record<string, string>, timeoutMs = 30_000) =>
+  startListening(async () => {
+    const port = await freePort();
+    return { port, proc: run(env(port)) };
+  }, (proc) => proc.stdout().includes('"msg":"listening"'), timeoutMs);
 
 describe("the Node entry (npm start)", () => {
   it("is started by the benches with the same node arguments as npm start", () => {
@@ -52,8 +49,8 @@ describe("the Node entry (npm start)", () => {
 
   it("refuses to start, in one line, when its port is taken", { timeout: 40_000 }, async () => {
     const taken = createServer();
-    const port = await freePort();
-    await new Promise<void>((resolve) => taken.listen(port, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const { port } = taken.address() as AddressInfo;
     try {
       const proc = run({ DATABASE_URL: env.db.url, PORT: String(port), LOG_LEVEL: "silent" });
       expect(await proc.exited).toBe(1);
@@ -67,10 +64,11 @@ describe("the Node entry (npm start)", () => {
 
   it("refuses a second server on the same embedded DATA_DIR, naming the first", { timeout: 60_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "api-entry-"));
-    const port = await freePort();
-    const first = run({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: "silent" });
+    // WEB_PORT=0: no web app, which would take its fixed port 8788 and the development issuer
+    // PORT+2, ports no test has made sure of.
+    const { proc: first, port } = await start((port) => ({ DATA_DIR: dataDir, PORT: String(port), WEB_PORT: "0", LOG_LEVEL: "info" }), 45_000);
     try {
-      expect((await waitForHealth(`http://127.0.0.1:${port}/health`, 45_000)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
       const second = run({ DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: "silent" });
       expect(await second.exited).toBe(1);
       expect(second.output()).toContain(`is in use by process ${first.child.pid}`);
@@ -84,10 +82,9 @@ describe("the Node entry (npm start)", () => {
   });
 
   it("migrates an empty database, serves health on Postgres and Redis, and stops on SIGTERM", { timeout: 40_000 }, async () => {
-    const port = await freePort();
-    const proc = run({ DATABASE_URL: env.db.url, REDIS_URL: TEST_REDIS_URL, PORT: String(port), LOG_LEVEL: "info" });
+    const { proc, port } = await start((port) => ({ DATABASE_URL: env.db.url, REDIS_URL: TEST_REDIS_URL, PORT: String(port), WEB_PORT: "0", LOG_LEVEL: "info" }));
     try {
-      const res = await waitForHealth(`http://127.0.0.1:${port}/health`, 30_000);
+      const res = await fetch(`http://127.0.0.1:${port}/health`);
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ status: "ok", checks: { database: "ok", store: "ok" } });
       // The built entry finds the reference page's script from dist/, as the source does from src/.
@@ -107,11 +104,9 @@ describe("the Node entry (npm start)", () => {
   ])("on SIGTERM ends an open event stream on $path cleanly, closes its connections and exits at once", { timeout: 40_000 }, async ({ store }) => {
     const issuer = await startTestIssuer();
     const upstash = store === "upstash" ? await startUpstashRestServer({ redisUrl: TEST_REDIS_URL, token: "node-entry-token" }) : undefined;
-    const port = await freePort();
     const storeEnv: Record<string, string> = upstash ? { UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: "node-entry-token" } : { REDIS_URL: TEST_REDIS_URL };
-    const proc = run({ DATABASE_URL: env.db.url, PORT: String(port), OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience, KV_PREFIX: `entry-${store}-${port}:`, ...storeEnv });
+    const { proc, port } = await start((port) => ({ DATABASE_URL: env.db.url, PORT: String(port), OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience, KV_PREFIX: `entry-${store}-${port}:`, ...storeEnv }));
     try {
-      await waitForHealth(`http://127.0.0.1:${port}/health`, 30_000);
       const token = await issuer.sign({ sub: `node-entry-stream-${store}`, email: "stream@example.test" });
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/matches/events`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
@@ -141,10 +136,8 @@ describe("the Node entry (npm start)", () => {
 
   it("takes a POST or DELETE without a body as body-less over real HTTP, and still refuses an unframed type", { timeout: 40_000 }, async () => {
     const issuer = await startTestIssuer();
-    const port = await freePort();
-    const proc = run({ DATABASE_URL: env.db.url, PORT: String(port), OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience });
+    const { proc, port } = await start((port) => ({ DATABASE_URL: env.db.url, PORT: String(port), OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: issuer.audience }));
     try {
-      await waitForHealth(`http://127.0.0.1:${port}/health`, 30_000);
       const auth = { authorization: `Bearer ${await issuer.sign({ sub: "node-entry-bodies", email: "bodies@example.test" })}` };
       /** Raw node:http, so the framing headers are exactly the ones given. */
       const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>

@@ -19,7 +19,11 @@ function app(): { t: TestApp; clock: ReturnType<typeof fixedClock> } {
 /** The UTC date `years` years before the clock's today, moved by `days`, as YYYY-MM-DD. */
 function birthDate(now: number, years: number, days = 0): string {
   const today = new Date(now);
-  return new Date(Date.UTC(today.getUTCFullYear() - years, today.getUTCMonth(), today.getUTCDate() + days)).toISOString().slice(0, 10);
+  const year = today.getUTCFullYear() - years;
+  // On 29 February, the 28th of a year without one: Date.UTC would roll over to 1 March, and
+  // someone born then is not yet `years` old (the test of 18 failed on that day).
+  const day = Math.min(today.getUTCDate(), new Date(Date.UTC(year, today.getUTCMonth() + 1, 0)).getUTCDate());
+  return new Date(Date.UTC(year, today.getUTCMonth(), day + days)).toISOString().slice(0, 10);
 }
 
 const put = (t: TestApp, who: Person, body: unknown) =>

@@ -319,7 +319,9 @@ describe("a client that goes away", () => {
     const me = await signIn(app, env.issuer);
     const { server: s, base: url } = await listen(app);
     let closedEarly = 0;
+    let reached = 0;
     runtime.handle((req, res) => {
+      reached++;
       req.resume();
       // Answers only after 3 s; a proxy that gave up hangs up long before.
       const timer = setTimeout(() => res.writeHead(200, { "content-type": "audio/mpeg" }).end("late"), 3_000);
@@ -331,8 +333,13 @@ describe("a client that goes away", () => {
     try {
       const call = (signal?: AbortSignal) =>
         fetch(`${url}/api/v1/voice/agent`, { method: "POST", headers: { ...me.headers, "content-type": "audio/wav" }, body: "x", signal });
-      // standard: 5 AI requests at once. Five callers give up after 200 ms.
-      const gaveUp = await Promise.allSettled(Array.from({ length: 5 }, () => call(AbortSignal.timeout(200))));
+      // standard: 5 AI requests at once. Five callers give up once their calls are at the runtime
+      // (after a fixed 200 ms, a slow start could have them give up before, with nothing to cancel).
+      const callers = Array.from({ length: 5 }, () => new AbortController());
+      const calls = callers.map((c) => call(c.signal));
+      await waitFor("the five calls at the runtime", () => reached === 5);
+      for (const c of callers) c.abort();
+      const gaveUp = await Promise.allSettled(calls);
       expect(gaveUp.every((r) => r.status === "rejected")).toBe(true);
       // Cancelled before the runtime answers (3 s): an answered call is not counted.
       await waitFor("the five runtime calls to be cancelled", () => closedEarly === 5);

@@ -724,7 +724,7 @@ describe("Idempotency-Key", () => {
 
     // It says yes: the sweep runs after the answer and removes only the expired key.
     expect((await transfer(sweeping, alice, { toUserId: bob.id, amount: 1 }, { "idempotency-key": "second" })).status).toBe(200);
-    await vi.waitFor(async () => expect(await keysOfAlice()).toEqual(["first", "kept", "second"]));
+    await vi.waitFor(async () => expect(await keysOfAlice()).toEqual(["first", "kept", "second"]), { timeout: 5_000 });
   });
 
   it("rejects an invalid key with 400 and does nothing", async () => {

@@ -9,7 +9,6 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
 import { startFakePlatformAgent, type FakePlatformAgent } from "../support/fake-platform-agent";
 import { startOidcProvider, type OidcProviderHandle } from "../support/oidc-provider";
 import { ENTERPRISE } from "../support/people";
-import { freePort } from "../support/process";
 import { randomSuffix } from "../support/services";
 import { buildTestWeb, type TestWeb } from "../support/web";
 
@@ -35,8 +34,8 @@ let browser: Browser;
 /** How far the web app's clock runs ahead: moved to make the session's access token expire. */
 let ahead = 0;
 
-const listen = async (fetch: (req: Request) => Response | Promise<Response>, port = 0): Promise<ServerType> => {
-  const server = serve({ fetch, port, hostname: "127.0.0.1" });
+const listen = async (fetch: (req: Request) => Response | Promise<Response>): Promise<ServerType> => {
+  const server = serve({ fetch, port: 0, hostname: "127.0.0.1" });
   await new Promise<void>((done) => server.once("listening", () => done()));
   return server;
 };
@@ -44,8 +43,11 @@ const close = (s: ServerType | undefined) => new Promise<void>((done) => (s ? s.
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  const webPort = await freePort();
-  origin = `http://127.0.0.1:${webPort}`;
+  // The web app's server listens first, on a port of its own for good: the provider must know the
+  // app's origin, and a port only picked (freePort) could be taken while Chromium starts.
+  let webFetch: (req: Request) => Response | Promise<Response> = () => new Response("starting", { status: 503 });
+  webServer = await listen((req) => webFetch(req));
+  origin = `http://127.0.0.1:${(webServer.address() as AddressInfo).port}`;
   [provider, db, agent, browser] = await Promise.all([
     startOidcProvider({ audience: AUDIENCE, webClient: { clientId: CLIENT_ID, redirectUri: `${origin}/api/auth/callback`, postLogoutRedirectUri: `${origin}/` } }),
     createTestDatabase(),
@@ -60,7 +62,7 @@ beforeAll(async () => {
     api: (path, init) => fetch(`${apiUrl}${path}`, init),
     env: { WEB_ORIGIN: origin, OIDC_ISSUER: provider.issuer, OIDC_CLIENT_ID: CLIENT_ID, PLATFORM_AGENT_URL: agent.url, API_URL: apiUrl },
   });
-  webServer = await listen(web.app.fetch, webPort);
+  webFetch = web.app.fetch;
 }, 90_000);
 
 afterAll(async () => {
@@ -118,7 +120,7 @@ describe("the member's page in a browser", () => {
     await page.getByLabel("Amount (coins)").fill("25");
     await page.getByRole("button", { name: "Send" }).click();
     await expect.poll(() => page.locator("#transfer-result").textContent(), { timeout: 10_000 }).toContain("Sent 25 coins");
-    await expect.poll(() => page.locator("#balance").textContent()).toBe("95");
+    await expect.poll(() => page.locator("#balance").textContent(), { timeout: 10_000 }).toBe("95");
     await shot(page, "4-transferred");
 
     // An error is shown, not swallowed.

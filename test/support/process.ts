@@ -1,7 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 
-/** A TCP port on 127.0.0.1 that nothing listened on a moment ago. */
+/**
+ * A TCP port on 127.0.0.1 that nothing listened on a moment ago. Anything may take it before the
+ * caller listens on it (another test's server, or the local end of a connection): a server started
+ * on it goes through startListening, and a server of the test's own listens on port 0 instead.
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -42,4 +46,31 @@ export function runNode(nodeArgs: string[], env: Record<string, string>): TsProc
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   return { child, stdout: () => out, stderr: () => err, output: () => all, exited };
+}
+
+/**
+ * Starts a server process and waits until `listening` says it is up. `start` picks its ports with
+ * freePort(), which only knows they were free a moment ago: a process that exits because one was
+ * taken by then (EADDRINUSE) is started again on fresh ports; any other exit fails with its output.
+ */
+export async function startListening<T extends { proc: TsProcess }>(start: () => Promise<T>, listening: (proc: TsProcess) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    const started = await start();
+    const { proc } = started;
+    const closed = new Promise<void>((resolve) => proc.child.once("close", () => resolve()));
+    for (;;) {
+      if (listening(proc)) return started;
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null) break;
+      if (Date.now() > deadline) {
+        proc.child.kill("SIGKILL");
+        throw new Error(`the server did not listen within ${timeoutMs} ms:\n${proc.output()}`);
+      }
+      // The poll interval of a wait with a deadline, on a process that says when it listens.
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // The reason may still be in the pipe when the process has exited.
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 1_000))]);
+    if (!proc.output().includes("EADDRINUSE") || attempt === 5) throw new Error(`the server exited with ${proc.child.exitCode ?? proc.child.signalCode} before listening:\n${proc.output()}`);
+  }
 }

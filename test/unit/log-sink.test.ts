@@ -30,7 +30,7 @@ describe("buffered log sink", () => {
     sink("two");
     await new Promise((resolve) => setImmediate(resolve));
     expect(chunks).toHaveLength(0);
-    await waitFor("the write", () => chunks.length > 0, { timeout: 1_000 });
+    await waitFor("the write", () => chunks.length > 0);
     expect(text()).toBe("one\ntwo\n");
     expect(chunks).toHaveLength(1);
   });
