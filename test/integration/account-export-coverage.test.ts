@@ -5,29 +5,12 @@ import { queryRows } from "../../src/db/rows";
 import { ExportDocument } from "../../src/routes/account/document-schema";
 import { MEMBER_COLUMNS } from "../../src/services/account/member-columns";
 import { useTestDatabase } from "../support/environment";
+import { schemaMemberColumns } from "../support/member-columns";
 
 const env = useTestDatabase();
 
-/**
- * Every column of the migrated schema that refers to a member: a foreign key to users, or a name
- * that says so (`user_id`, `*_user_id`, `*_by`). A table added later with such a column fails
- * here until the export includes it or the exclusion list names it with a reason.
- */
-async function memberColumns(): Promise<string[]> {
-  const rows = await queryRows<{ col: string }>(
-    env.db.database.session().db,
-    sql`select kcu.table_name || '.' || kcu.column_name as col
-          from information_schema.table_constraints tc
-          join information_schema.key_column_usage kcu on kcu.constraint_name = tc.constraint_name and kcu.table_schema = tc.table_schema
-          join information_schema.constraint_column_usage ccu on ccu.constraint_name = tc.constraint_name and ccu.table_schema = tc.table_schema
-         where tc.constraint_type = 'FOREIGN KEY' and tc.table_schema = 'public' and ccu.table_name = 'users'
-        union
-        select table_name || '.' || column_name from information_schema.columns
-         where table_schema = 'public' and (column_name = 'user_id' or column_name like '%\\_user\\_id' or column_name like '%\\_by')
-        order by 1`,
-  );
-  return ["users.id", ...rows.map((r) => r.col)];
-}
+/** A table added later with a member column fails here until the export includes it or excludes it with a reason. */
+const memberColumns = () => schemaMemberColumns(env.db.database.session().db);
 
 describe("the export's coverage of the schema", () => {
   it("names every column that refers to a member, as exported or excluded with a reason", async () => {

@@ -91,10 +91,11 @@ export const FILLS: Record<string, Fill> = {
   "translation_jobs.requested_by": ({ u }) => [
     sql`insert into translation_jobs (id, namespace, overwrite, status, progress, requested_by, created_at, updated_at) values (${`trj_${r()}`}, 'common', false, 'done', '[]', ${u}, now(), now())`,
   ],
-  "vouchers.redeemed_by": ({ u }) => {
+  "voucher_batches.created_by": ({ u }) => [sql`insert into voucher_batches (id, coins, count, created_by, created_at) values (${`vbt_${r()}`}, 5, 1, ${u}, now())`],
+  "vouchers.redeemed_by": ({ u, low }) => {
     const batch = `vbt_${r()}`;
     return [
-      sql`insert into voucher_batches (id, coins, count, created_by, created_at) values (${batch}, 5, 1, ${u}, now())`,
+      sql`insert into voucher_batches (id, coins, count, created_by, created_at) values (${batch}, 5, 1, ${low}, now())`,
       sql`insert into vouchers (id, batch_id, code_hash, hint, coins, status, redeemed_by, redeemed_at, ledger_transaction_id) values (${`vch_${r()}`}, ${batch}, ${r()}, 'AB', 5, 'redeemed', ${u}, now(), ${`txn_${r()}`})`,
     ];
   },
@@ -138,6 +139,6 @@ export const FILLS: Record<string, Fill> = {
         values (${`aud_${r()}`}, ${u}, 'token', 'coins.award', 'user', ${low}, 'req_1', ${JSON.stringify({ by: u })}::jsonb, now())`,
     sql`insert into admin_audit_log (id, actor_user_id, credential, action, target_type, target_id, request_id, details, created_at)
         values (${`aud_${r()}`}, ${low}, 'token', 'coins.award', 'user', ${u}, 'req_2', ${JSON.stringify({ userId: u })}::jsonb, now())`,
-    sql`insert into config_documents (name, value, version, updated_by, updated_at) values (${`cfg_${r()}`}, '{}', 1, ${u}, now())`,
   ],
+  "config_documents.updated_by": ({ u }) => [sql`insert into config_documents (name, value, version, updated_by, updated_at) values (${`cfg_${r()}`}, '{}', 1, ${u}, now())`],
 };
