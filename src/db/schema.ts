@@ -360,6 +360,8 @@ export const winks = pgTable(
     index("winks_recipient_idx").on(t.recipientId, t.status, t.createdAt),
     // A member's own winks, paged by id for their data export.
     index("winks_sender_idx").on(t.senderId, t.id),
+    // Deleting a match checks that no wink still points at it; without this, each check read every wink.
+    index("winks_match_idx").on(t.matchId).where(sql`${t.matchId} is not null`),
   ],
 );
 

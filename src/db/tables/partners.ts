@@ -79,6 +79,8 @@ export const outboxMessages = pgTable(
     check("outbox_status_check", sql`${t.status} in ('pending', 'delivered', 'failed')`),
     index("outbox_due_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
     index("outbox_target_idx").on(t.targetId, t.seq),
+    // A workflow run's hand-over by the run's id, for the erasure of the member the run was about.
+    index("outbox_workflow_run_idx").on(sql`((${t.body}::jsonb)->'data'->>'runId')`).where(sql`${t.kind} = 'workflow.run'`),
   ],
 );
 

@@ -35,5 +35,9 @@ export const supportVideoRequests = pgTable(
     uniqueIndex("support_video_seq_idx").on(t.seq),
     uniqueIndex("support_video_one_waiting_idx").on(t.userId).where(sql`${t.status} = 'waiting'`),
     index("support_video_queue_idx").on(t.priorityRank.desc(), t.seq).where(sql`${t.status} = 'waiting'`),
+    // A member's requests of any status, paged by id for their export and deleted at erasure (the
+    // unique index above holds only waiting ones); those staff filed, tombstoned.
+    index("support_video_user_idx").on(t.userId, t.id),
+    index("support_video_filed_by_idx").on(t.filedBy).where(sql`${t.filedBy} is not null`),
   ],
 );

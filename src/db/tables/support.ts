@@ -50,6 +50,9 @@ export const supportTickets = pgTable(
     index("support_tickets_status_created_id_idx").on(t.status, t.createdAt, t.id),
     index("support_tickets_created_id_idx").on(t.createdAt, t.id),
     index("support_tickets_resolved_idx").on(t.resolvedAt).where(sql`${t.status} = 'resolved'`),
+    // A member's tickets, paged by id for their export and deleted at erasure; the resolver's, tombstoned.
+    index("support_tickets_user_idx").on(t.userId, t.id),
+    index("support_tickets_resolved_by_idx").on(t.resolvedBy).where(sql`${t.resolvedBy} is not null`),
     check("support_tickets_status_check", sql`${t.status} in ('open', 'resolved')`),
   ],
 );

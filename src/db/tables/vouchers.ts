@@ -46,5 +46,8 @@ export const vouchers = pgTable(
     check("vouchers_status_check", sql`${t.status} in ('active', 'redeemed', 'revoked')`),
     check("vouchers_redeemed_check", sql`(${t.status} = 'redeemed') = (${t.redeemedBy} is not null and ${t.ledgerTransactionId} is not null)`),
     index("vouchers_batch_status_idx").on(t.batchId, t.status),
+    // A member's redemptions, paged by id for their export and tombstoned at erasure. Codes not
+    // redeemed are most of the table and stay out of it, so creating a batch writes no entry here.
+    index("vouchers_redeemed_by_idx").on(t.redeemedBy, t.id).where(sql`${t.redeemedBy} is not null`),
   ],
 );

@@ -4,6 +4,7 @@ import { queryRows } from "../../db/rows";
 import type { KeyValueStore } from "../../kv/port";
 import { idPattern, type IdGenerator } from "../../platform/ids";
 import type { Logger } from "../../platform/logger";
+import { utcDay } from "../discovery/filters";
 import { profileCacheKey } from "../translations/member-text";
 import { postTransaction, type Tx } from "../wallet/ledger";
 import { GRACE_MS } from "./grace";
@@ -32,6 +33,16 @@ export const MEMBER_ROWS: readonly { table: string; columns: readonly string[] }
  * are pointed at the member's tombstone, which identifies nobody. From MEMBER_COLUMNS.
  */
 export const TOMBSTONED: readonly { table: string; column: string }[] = erasedBy("tombstone");
+
+/**
+ * Feed counter tables whose key starts with `day`. From the deletion on, the member is shown to
+ * nobody (their profile is hidden) and served nothing (403), so none of their rows is dated after
+ * the day after it; the tables keep only yesterday and today (discovery/impressions.ts). Bounding
+ * `day` by that makes the delete a range of the key holding only what pruning has not reached yet,
+ * usually nothing, where `user_id` or `viewer_id` alone would read every row of the last two days.
+ */
+const DATED = new Set(["profile_impression_viewers", "profile_impressions_capped"]);
+const DAY_MS = 86_400_000;
 
 export interface ErasureDeps {
   db: Db;
@@ -92,8 +103,9 @@ export async function eraseMember(deps: ErasureDeps, userId: string, now: number
   const tombstone = deps.ids.next("tmb");
   const apiKeyIds = await deps.db.transaction(async (tx: Tx) => {
     const run = (query: ReturnType<typeof sql>) => queryRows<Record<string, unknown>>(tx as unknown as Db, query);
-    const [user] = await run(sql`select id from users where id = ${userId} and deleted_at <= ${new Date(now - GRACE_MS).toISOString()}::timestamptz for update`);
+    const [user] = await run(sql`select id, deleted_at from users where id = ${userId} and deleted_at <= ${new Date(now - GRACE_MS).toISOString()}::timestamptz for update`);
     if (!user) return null;
+    const lastDay = utcDay(new Date(user.deleted_at as Date | string).getTime() + DAY_MS);
     const keyIds = (await run(sql`select id from api_keys where created_by = ${userId}`)).map((r) => String(r.id));
 
     // Translations of the profile are keyed by its text, not by the member.
@@ -128,10 +140,14 @@ export async function eraseMember(deps: ErasureDeps, userId: string, now: number
     await run(sql`delete from outbox_messages where target_id in (select id from partners where user_id = ${userId})`);
 
     // Runs a platform event of the member's started carry their name and address to the
-    // automation engine, in the run and in its hand-over message.
-    await run(sql`delete from delivery_records where message_id in (select o.id from outbox_messages o join workflow_runs w on w.id = (o.body::jsonb)->'data'->>'runId'
-      where o.kind = 'workflow.run' and w.input->>'userId' = ${userId})`);
-    await run(sql`delete from outbox_messages where kind = 'workflow.run' and (body::jsonb)->'data'->>'runId' in (select id from workflow_runs where input->>'userId' = ${userId})`);
+    // automation engine, in the run and in its hand-over message, found by the run's id in its
+    // body (outbox_workflow_run_idx). The ids go in as arrays rather than joined: in a join the
+    // planner sets its estimate of the member's runs against a guess for that index, which has no
+    // statistics, and from a hundred or so runs on prefers reading the whole outbox.
+    const handovers = sql`select o.id from outbox_messages o where o.kind = 'workflow.run'
+      and (o.body::jsonb)->'data'->>'runId' = any(array(select id from workflow_runs where input->>'userId' = ${userId}))`;
+    await run(sql`delete from delivery_records where message_id = any(array(${handovers}))`);
+    await run(sql`delete from outbox_messages where id = any(array(${handovers}))`);
     await run(sql`delete from workflow_runs where input->>'userId' = ${userId}`);
 
     // ledger_transactions has no index on its actor (every transfer would pay for one): the
@@ -148,7 +164,8 @@ export async function eraseMember(deps: ErasureDeps, userId: string, now: number
       await run(sql`update ${ident(table)} set ${ident(column)} = ${tombstone} where ${ident(column)} = ${userId}`);
     }
     for (const { table, columns } of MEMBER_ROWS) {
-      await run(sql`delete from ${ident(table)} where ${sql.join(columns.map((c) => sql`${ident(c)} = ${userId}`), sql` or `)}`);
+      const dated = DATED.has(table) ? sql` and day <= ${lastDay}::date` : sql``;
+      await run(sql`delete from ${ident(table)} where (${sql.join(columns.map((c) => sql`${ident(c)} = ${userId}`), sql` or `)})${dated}`);
     }
     // Payments stay for accounting; what the payer entered (phone, email, names) does not.
     await run(sql`update payments set details = '{}'::jsonb, idempotency_key = null, callback_token = null where user_id = ${tombstone}`);
