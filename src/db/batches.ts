@@ -16,9 +16,18 @@ export interface BatchOptions {
  * is skipped.
  */
 export async function deleteInBatches(db: Db, deleteBatch: (limit: SQL) => SQL, options: BatchOptions): Promise<number> {
+  return countedBatches(db, (limit) => sql`with gone as (${deleteBatch(limit)}) select count(*)::int as n from gone`, options);
+}
+
+/**
+ * Like deleteInBatches, for a batch that has to be a whole statement: one that deletes from
+ * several tables in data-modifying WITH clauses, which Postgres allows only at the top level.
+ * `batch(limit)` answers one row, `n`, the count of the main rows it deleted (at most `limit`).
+ */
+export async function countedBatches(db: Db, batch: (limit: SQL) => SQL, options: BatchOptions): Promise<number> {
   let deleted = 0;
-  for (let batch = 0; batch < options.maxBatches; batch++) {
-    const [row] = await queryRows<{ n: number }>(db, sql`with gone as (${deleteBatch(sql`${options.batchSize}::int`)}) select count(*)::int as n from gone`);
+  for (let i = 0; i < options.maxBatches; i++) {
+    const [row] = await queryRows<{ n: number }>(db, batch(sql`${options.batchSize}::int`));
     const n = row?.n ?? 0;
     deleted += n;
     if (n < options.batchSize) break;

@@ -265,7 +265,21 @@ describe("the cron trigger in workerd", () => {
     const run = createWorker().scheduled({}, unreachable, ctx);
     await expect(run).rejects.toThrow(/^scheduled run failed: /);
     const failed = await run.catch((err: Error) => err.message.replace(/^scheduled run failed: /, "").split(", ").sort());
-    expect(failed).toEqual(["account erasure", "account export pruning", "account exports", "event outbox pruning", "idempotency key pruning", "impression pruning", "outbox deliveries", "payment reconciliation", "translation cache pruning", "translation jobs", "workflow runs"]);
+    expect(failed).toEqual([
+      "account erasure",
+      "account export pruning",
+      "account exports",
+      "delivery log pruning",
+      "event outbox pruning",
+      "idempotency key pruning",
+      "impression pruning",
+      "outbox deliveries",
+      "payment reconciliation",
+      "translation cache pruning",
+      "translation jobs",
+      "workflow run pruning",
+      "workflow runs",
+    ]);
     await waitOnExecutionContext(ctx);
     const lines = log.mock.calls.map((c) => String(c[0]));
     for (const task of failed as string[]) expect(lines.some((l) => l.includes(`"${task} failed"`))).toBe(true);

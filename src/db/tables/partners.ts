@@ -79,6 +79,9 @@ export const outboxMessages = pgTable(
     check("outbox_status_check", sql`${t.status} in ('pending', 'delivered', 'failed')`),
     index("outbox_due_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
     index("outbox_target_idx").on(t.targetId, t.seq),
+    // Settled messages by their last activity, for the retention (services/outbox/retention.ts).
+    // Partial, so a message enters it once, when it settles, not on every claim while pending.
+    index("outbox_settled_idx").on(sql`coalesce(${t.lastAttemptAt}, ${t.createdAt})`).where(sql`${t.status} <> 'pending'`),
     // A workflow run's hand-over by the run's id, for the erasure of the member the run was about.
     index("outbox_workflow_run_idx").on(sql`((${t.body}::jsonb)->'data'->>'runId')`).where(sql`${t.kind} = 'workflow.run'`),
   ],

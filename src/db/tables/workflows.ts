@@ -71,6 +71,8 @@ export const workflowRuns = pgTable(
     uniqueIndex("workflow_runs_event_idx").on(t.workflowId, t.eventId),
     index("workflow_runs_list_idx").on(t.workflowId, t.createdAt, t.id),
     index("workflow_runs_open_idx").on(t.deadlineAt).where(sql`${t.status} in ('queued', 'running')`),
+    // Finished runs by their end, for the retention (services/workflows/run-retention.ts).
+    index("workflow_runs_finished_idx").on(t.finishedAt).where(sql`${t.status} in ('succeeded', 'failed', 'timed_out')`),
     // The runs a member's platform events started (their name and address are in the input) and
     // those a staff member started by hand, found at erasure without reading every run. Not
     // partial: the planner uses the statistics of an indexed expression only from an index that is
