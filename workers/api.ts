@@ -50,8 +50,12 @@ export interface WorkerEnv {
 
 export interface WorkerHandler {
   fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response>;
-  /** The cron trigger (wrangler.toml `[triggers] crons`): payment reconciliation, the event outbox's pruning, account erasure, translation jobs, workflow runs and account exports. */
-  scheduled(controller: unknown, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
+  /**
+   * The cron trigger (wrangler.toml `[triggers] crons`, every five minutes): payment reconciliation,
+   * translation jobs, workflow runs, account exports and unsent outbox messages on every run; the
+   * retention tasks on the first run of each hour.
+   */
+  scheduled(controller: { scheduledTime?: number; cron?: string }, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
   /** The outbox queue's consumer (wrangler.toml `[[queues.consumers]]`): delivers the messages named. */
   queue(batch: OutboxQueueBatch, env: WorkerEnv, ctx: ExecutionContext): Promise<void>;
 }
@@ -65,6 +69,17 @@ const CRON_TRANSLATION_BUDGET_MS = 120_000;
 const CRON_EXPORT_BUDGET_MS = 60_000;
 /** A cron run's share of outbox deliveries nobody sent; the next run goes on with the rest. */
 const CRON_OUTBOX_BUDGET_MS = 120_000;
+/** The cron's period (wrangler.toml): the run scheduled within this of the hour is the hourly one. */
+const CRON_PERIOD_MS = 5 * 60_000;
+
+/**
+ * Whether a cron run is the hour's first, which runs the retention tasks: hourly, as on Node (a
+ * retention's bound is in days, and an erasure's promise is "within the hour"). A run without a
+ * scheduled time (invoked by hand) runs them.
+ */
+function isHourlyRun(scheduledTime: number | undefined): boolean {
+  return scheduledTime === undefined || scheduledTime % 3_600_000 < CRON_PERIOD_MS;
+}
 
 /**
  * A handler with its own per-isolate cache. The default export is one of these; tests make
@@ -106,7 +121,7 @@ export function createWorker(): WorkerHandler {
       }
     },
     // A run that fails is logged and then thrown, so that the cron's own status shows it failed.
-    async scheduled(_controller, env, ctx) {
+    async scheduled(controller, env, ctx) {
       const deps = depsFor(env, "scheduled run");
       const session = deps.database.session();
       const failed: string[] = [];
@@ -117,7 +132,7 @@ export function createWorker(): WorkerHandler {
         });
       const run = Promise.all([
         task("payment reconciliation", reconcilePayments(paymentDepsOf(deps, session.db))),
-        ...RETENTION_TASKS.map((t) => task(t.name, t.run({ db: session.db, kv: deps.kv, ids: deps.ids, logger: deps.logger }, deps.clock.now()))),
+        ...(isHourlyRun(controller.scheduledTime) ? RETENTION_TASKS : []).map((t) => task(t.name, t.run({ db: session.db, kv: deps.kv, ids: deps.ids, logger: deps.logger }, deps.clock.now()))),
         task("workflow runs", runWorkflowSchedule({ db: session.db, config: deps.config, ids: deps.ids, random: deps.random, now: deps.clock.now(), logger: deps.logger })),
         // Exports a request's waitUntil did not finish, or that wait to be retried.
         task("account exports", runAccountExports({ db: session.db, kv: deps.kv, clock: deps.clock, logger: deps.logger, budgetMs: CRON_EXPORT_BUDGET_MS })),

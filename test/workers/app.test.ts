@@ -5,6 +5,9 @@ import { sql } from "drizzle-orm";
 import { createWorker, type WorkerEnv } from "../../workers/api";
 import { createNeonDatabase } from "../../src/db/neon";
 import { queryRows } from "../../src/db/rows";
+import { RETENTION_TASKS } from "../../src/services/upkeep/retention";
+
+const HOUR_MS = 3_600_000;
 
 // These run inside workerd against the Worker built from wrangler.toml, with the bindings the
 // project config sets: Neon driver → WebSocket proxy (global setup) → the local Postgres.
@@ -234,7 +237,8 @@ describe("the cron trigger in workerd", () => {
     const handler = createWorker();
     try {
       const ctx = createExecutionContext();
-      await handler.scheduled({ cron: "*/5 * * * *", scheduledTime: Date.now() }, { ...env, LOG_LEVEL: "info" } as WorkerEnv, ctx);
+      // The hour's first run: the one that runs the retention tasks.
+      await handler.scheduled({ cron: "*/5 * * * *", scheduledTime: Math.floor(Date.now() / HOUR_MS) * HOUR_MS }, { ...env, LOG_LEVEL: "info" } as WorkerEnv, ctx);
       await waitOnExecutionContext(ctx);
       const lines = log.mock.calls.map((c) => String(c[0]));
       expect(lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
@@ -283,5 +287,23 @@ describe("the cron trigger in workerd", () => {
     await waitOnExecutionContext(ctx);
     const lines = log.mock.calls.map((c) => String(c[0]));
     for (const task of failed as string[]) expect(lines.some((l) => l.includes(`"${task} failed"`))).toBe(true);
+  });
+
+  it("runs the retention tasks on the hour's first run only; the other runs do the rest", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const unreachable = { ...env, LOG_LEVEL: "info", NEON_WS_PROXY: "127.0.0.1:1/v2" } as WorkerEnv;
+    const tasksOf = async (scheduledTime: number) => {
+      const ctx = createExecutionContext();
+      const failed = await createWorker()
+        .scheduled({ cron: "*/5 * * * *", scheduledTime }, unreachable, ctx)
+        .then(() => [] as string[], (err: Error) => err.message.replace(/^scheduled run failed: /, "").split(", "));
+      await waitOnExecutionContext(ctx);
+      return failed.sort();
+    };
+    const hour = Date.UTC(2026, 10, 28, 7);
+    const every = ["account exports", "outbox deliveries", "payment reconciliation", "translation jobs", "workflow runs"];
+    expect(await tasksOf(hour + 5 * 60_000)).toEqual(every);
+    expect(await tasksOf(hour + 55 * 60_000)).toEqual(every);
+    expect(await tasksOf(hour)).toEqual([...every, ...RETENTION_TASKS.map((t) => t.name)].sort());
   });
 });

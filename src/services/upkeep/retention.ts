@@ -13,12 +13,13 @@ export interface RetentionTask {
 }
 
 /**
- * What the scheduled upkeep prunes and erases, one list for both runtimes (the Workers cron, and
- * on Node a timer a minute after the start, then hourly): the event outbox past its retention,
- * settled partner deliveries and workflow hand-overs with their delivery records after 30 days,
- * workflow runs finished more than 90 days ago, feed impressions older than yesterday,
- * translations nobody read, exports past their download window, idempotency records past 48
- * hours, and accounts deleted more than 30 days ago (docs/api/account.md#retention). Each task is independent: one failing leaves the others to run.
+ * What the scheduled upkeep prunes and erases, hourly on both runtimes (the Workers cron's first
+ * run of each hour; on Node a timer a minute after the start, then every hour): the event outbox
+ * past its retention, settled partner deliveries and workflow hand-overs with their delivery
+ * records after 30 days, workflow runs finished more than 90 days ago, feed impressions older than
+ * yesterday, translations nobody read, exports past their download window, idempotency records
+ * past 48 hours, and accounts deleted more than 30 days ago (docs/api/account.md#retention). Each
+ * task is independent: one failing leaves the others to run.
  */
 export const RETENTION_TASKS: readonly RetentionTask[] = [
   { name: "event outbox pruning", run: (deps, now) => pruneEventOutbox(deps.db, now, deps.logger) },
