@@ -9,6 +9,9 @@ export interface BatchOptions {
   maxBatches: number;
 }
 
+/** What a retention's caller (a test, mostly) may set; each retention has its own defaults. */
+export type PruneOptions = Partial<BatchOptions> & { retentionDays?: number };
+
 /**
  * Deletes in bounded statements until one deletes fewer than `batchSize` rows or `maxBatches`
  * have run, and returns how many rows went. `deleteBatch(limit)` is a DELETE … RETURNING of at

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
-import { deleteInBatches } from "../../db/batches";
+import { deleteInBatches, type BatchOptions } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
 import { utcDay } from "./feed";
 
@@ -9,13 +9,6 @@ const DAY_MS = 86_400_000;
 /** The impression tables, each keyed by `day`; the viewers table holds one row per card first shown. */
 const TABLES = ["profile_impression_viewers", "profile_impressions", "profile_impressions_capped"] as const;
 
-export interface ImpressionPruneOptions {
-  /** Rows per delete statement: a day of first sights is cleared in short transactions. */
-  batchSize?: number;
-  /** Statements per table and run; what is left waits for the next run. */
-  maxBatches?: number;
-}
-
 /**
  * Deletes impression rows of days before yesterday and returns how many went. Counts matter only
  * on their own UTC day; yesterday's are kept for the requests that straddle midnight. Without
@@ -23,7 +16,7 @@ export interface ImpressionPruneOptions {
  * platform runs. Run by the scheduled upkeep (the Workers cron trigger, a timer on Node), in
  * bounded batches; several instances may run it at once.
  */
-export async function pruneImpressions(db: Db, now: number, options: ImpressionPruneOptions = {}): Promise<number> {
+export async function pruneImpressions(db: Db, now: number, options: Partial<BatchOptions> = {}): Promise<number> {
   const before = utcDay(now - DAY_MS);
   const batches = { batchSize: options.batchSize ?? 20_000, maxBatches: options.maxBatches ?? 25 };
   let deleted = 0;

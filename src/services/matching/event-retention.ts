@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
-import { deleteInBatches } from "../../db/batches";
+import { deleteInBatches, type PruneOptions } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
 
 /**
@@ -10,14 +10,6 @@ import type { Logger } from "../../platform/logger";
  */
 export const EVENT_RETENTION_DAYS = 30;
 const DAY_MS = 86_400_000;
-
-export interface PruneOptions {
-  retentionDays?: number;
-  /** Rows per delete statement: a long backlog is cleared in short transactions. */
-  batchSize?: number;
-  /** Statements per run; what is left waits for the next run. */
-  maxBatches?: number;
-}
 
 /**
  * Deletes outbox events older than the retention, oldest first, and returns how many went. Run by

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
-import { countedBatches, deleteInBatches } from "../../db/batches";
+import { countedBatches, deleteInBatches, type PruneOptions } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
 
 /**
@@ -11,14 +11,6 @@ import type { Logger } from "../../platform/logger";
  */
 export const DELIVERY_RETENTION_DAYS = 30;
 const DAY_MS = 86_400_000;
-
-export interface DeliveryPruneOptions {
-  retentionDays?: number;
-  /** Rows per statement (messages, each with its records; then records): a long backlog is cleared in short transactions. */
-  batchSize?: number;
-  /** Statements per run and table; what is left waits for the next run. */
-  maxBatches?: number;
-}
 
 /**
  * Deletes outbox messages that are no longer pending and whose last activity (the last attempt,
@@ -32,7 +24,7 @@ export interface DeliveryPruneOptions {
  * of a pending message, which is kept whole. Returns how many messages went, and how many records
  * in the second step.
  */
-export async function pruneDeliveries(db: Db, now: number, options: DeliveryPruneOptions = {}): Promise<{ messages: number; records: number }> {
+export async function pruneDeliveries(db: Db, now: number, options: PruneOptions = {}): Promise<{ messages: number; records: number }> {
   const cutoff = new Date(now - (options.retentionDays ?? DELIVERY_RETENTION_DAYS) * DAY_MS).toISOString();
   // The expression and the predicate are those of outbox_settled_idx, which serves the order and the bound.
   const messages = await countedBatches(

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
-import { deleteInBatches } from "../../db/batches";
+import { deleteInBatches, type PruneOptions } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
 
 /**
@@ -9,14 +9,6 @@ import type { Logger } from "../../platform/logger";
  */
 export const WORKFLOW_RUN_RETENTION_DAYS = 90;
 const DAY_MS = 86_400_000;
-
-export interface RunPruneOptions {
-  retentionDays?: number;
-  /** Rows per delete statement: a long backlog is cleared in short transactions. */
-  batchSize?: number;
-  /** Statements per run; what is left waits for the next run. */
-  maxBatches?: number;
-}
 
 /**
  * Deletes runs that finished (succeeded, failed, timed out) longer ago than the retention, oldest
@@ -36,7 +28,7 @@ export interface RunPruneOptions {
  * the outbox's retention after 30 days; if one were still pending, the sender finds the run gone
  * and fails it without sending. The records of the deliveries a run reported go by their own age.
  */
-export async function pruneRuns(db: Db, now: number, options: RunPruneOptions = {}): Promise<number> {
+export async function pruneRuns(db: Db, now: number, options: PruneOptions = {}): Promise<number> {
   const cutoff = new Date(now - (options.retentionDays ?? WORKFLOW_RUN_RETENTION_DAYS) * DAY_MS).toISOString();
   // The predicate is workflow_runs_finished_idx's, which serves the order and the bound.
   return deleteInBatches(
