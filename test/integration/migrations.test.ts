@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
@@ -34,6 +34,13 @@ describe("migrations on Postgres", () => {
   it("ships generated SQL for every journal entry", () => {
     expect(MIGRATIONS_FOLDER.endsWith("migrations")).toBe(true);
     expect(migrationCount).toBeGreaterThan(0);
+  });
+
+  it("creates indexes IF NOT EXISTS from 0050 on, so one built beforehand CONCURRENTLY is kept (README, Deploying)", () => {
+    const plain = journal.entries
+      .filter((e) => e.idx >= 50)
+      .flatMap((e) => readFileSync(join(MIGRATIONS_FOLDER, `${e.tag}.sql`), "utf8").split("\n").filter((l) => /^CREATE (UNIQUE )?INDEX (?!IF NOT EXISTS)/.test(l)).map((l) => `${e.tag}: ${l.slice(0, 60)}`));
+    expect(plain).toEqual([]);
   });
 });
 
