@@ -12,8 +12,7 @@ import { pruneRuns, WORKFLOW_RUN_RETENTION_DAYS } from "../../src/services/workf
 import { fixedClock } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
 import { expectError } from "../support/errors";
-import { applyAsPartner, partnerHooksApp, setWebhook } from "../support/partners";
-import { signIn } from "../support/people";
+import { partnerHookedTo, partnerHooksApp } from "../support/partners";
 import { json } from "../support/users";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver";
 
@@ -123,10 +122,7 @@ describe("a pruned delivery, asked for again", () => {
     // Frozen at the real time: the receiver, as a partner's should, refuses a stale webhook-timestamp.
     const clock = fixedClock(Date.now());
     const t = partnerHooksApp(env, { clock });
-    const member = await signIn(t, env.issuer);
-    await applyAsPartner(t, member);
-    const profile = await setWebhook(t, member, { url: `http://hooks.test:${receiver.port}/hooks` });
-    receiver.secrets = [profile.webhook.secret as string];
+    const { member } = await partnerHookedTo(t, env.issuer, receiver);
     receiver.mode = "ok";
     const worker = outboxWorkerDeps(t.deps, db(), { timeoutMs: 2_000 });
     await deliverDue(worker, 100);

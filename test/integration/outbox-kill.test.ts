@@ -4,8 +4,7 @@ import { outboxMessages } from "../../src/db/tables/partners";
 import { queryRows } from "../../src/db/rows";
 import { enqueue } from "../../src/services/outbox/enqueue";
 import { useTestEnvironment } from "../support/environment";
-import { applyAsPartner, partnerHooksApp, setWebhook } from "../support/partners";
-import { signIn } from "../support/people";
+import { partnerHookedTo, partnerHooksApp } from "../support/partners";
 import { runTs, type TsProcess } from "../support/process";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver";
 
@@ -38,10 +37,7 @@ function startWorker(): TsProcess {
 describe("the delivering process killed mid-batch", () => {
   it("loses nothing: every message arrives, signed, and a repeat carries the same webhook-id", async () => {
     const t = partnerHooksApp(env);
-    const member = await signIn(t, env.issuer);
-    const { partnerId } = await applyAsPartner(t, member);
-    const profile = await setWebhook(t, member, { url: `http://hooks.test:${receiver.port}/hooks` });
-    receiver.secrets = [profile.webhook.secret as string];
+    const { member, partnerId } = await partnerHookedTo(t, env.issuer, receiver);
     const total = 120;
     const ids: string[] = [];
     await env.db.database.db.transaction(async (tx) => {

@@ -4,8 +4,7 @@ import { outboxMessages } from "../../src/db/tables/partners";
 import { outboxWorkerDeps, startOutboxLoop } from "../../src/services/outbox/loop";
 import type { TestApp } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
-import { applyAsPartner, partnerHooksApp, setWebhook } from "../support/partners";
-import { signIn } from "../support/people";
+import { partnerHookedTo, partnerHooksApp } from "../support/partners";
 import { json } from "../support/users";
 import { waitFor } from "../support/wait";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver";
@@ -20,10 +19,7 @@ beforeAll(async () => {
 afterAll(() => Promise.all([slow.close(), fast.close()]));
 
 async function testEventTo(t: TestApp, receiver: WebhookReceiver): Promise<string> {
-  const member = await signIn(t, env.issuer);
-  await applyAsPartner(t, member);
-  const profile = await setWebhook(t, member, { url: `http://hooks.test:${receiver.port}/hooks` });
-  receiver.secrets = [profile.webhook.secret as string];
+  const { member } = await partnerHookedTo(t, env.issuer, receiver);
   const res = await t.request("/api/v1/partner/webhook/test", json({}, member.headers));
   return ((await res.json()) as { deliveryId: string }).deliveryId;
 }

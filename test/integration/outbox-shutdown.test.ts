@@ -4,8 +4,7 @@ import { deliveryRecords, outboxMessages } from "../../src/db/tables/partners";
 import { outboxWorkerDeps, startOutboxLoop } from "../../src/services/outbox/loop";
 import { fixedClock } from "../support/app";
 import { useTestEnvironment } from "../support/environment";
-import { applyAsPartner, partnerHooksApp, setWebhook } from "../support/partners";
-import { signIn } from "../support/people";
+import { partnerHookedTo, partnerHooksApp } from "../support/partners";
 import { json } from "../support/users";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver";
 
@@ -21,10 +20,7 @@ afterAll(() => receiver.close());
 async function slowDeliveryInFlight() {
   const clock = fixedClock(Date.now());
   const t = partnerHooksApp(env, { clock });
-  const member = await signIn(t, env.issuer);
-  await applyAsPartner(t, member);
-  const profile = await setWebhook(t, member, { url: `http://hooks.test:${receiver.port}/hooks` });
-  receiver.secrets = [profile.webhook.secret as string];
+  const { member } = await partnerHookedTo(t, env.issuer, receiver);
   const res = await t.request("/api/v1/partner/webhook/test", json({}, member.headers));
   const { deliveryId } = (await res.json()) as { deliveryId: string };
   const loop = startOutboxLoop(outboxWorkerDeps(t.deps, env.db.database.db, { timeoutMs: 10_000 }), { idleMs: 20 });

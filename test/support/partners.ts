@@ -4,8 +4,9 @@ import { buildTestApp, type TestApp } from "./app";
 import { routedFetch, tableResolver } from "./document-server";
 import type { TestDatabase } from "./database";
 import type { TestIssuer } from "./issuer";
-import { ENTERPRISE } from "./people";
+import { ENTERPRISE, signIn, type Person } from "./people";
 import { json, type TestUser } from "./users";
+import type { WebhookReceiver } from "./webhook-receiver";
 
 /** The host partner webhooks point at in tests: a loopback receiver, reached by name. */
 export const HOOKS_HOST = "hooks.test";
@@ -56,4 +57,13 @@ export async function setWebhook(t: TestApp, user: TestUser, webhook: Record<str
 
 export async function review(t: TestApp, admin: TestUser, partnerId: string, decision: "approve" | "reject", reason = "not a fit"): Promise<Response> {
   return t.request(`/api/v1/admin/partners/${partnerId}/${decision}`, json(decision === "reject" ? { reason } : {}, admin.headers));
+}
+
+/** A new member, a partner at once, whose webhook points at `receiver`, which verifies with its secret. */
+export async function partnerHookedTo(t: TestApp, issuer: TestIssuer, receiver: WebhookReceiver): Promise<{ member: Person; partnerId: string }> {
+  const member = await signIn(t, issuer);
+  const { partnerId } = await applyAsPartner(t, member);
+  const profile = await setWebhook(t, member, { url: `http://${HOOKS_HOST}:${receiver.port}/hooks` });
+  receiver.secrets = [profile.webhook.secret as string];
+  return { member, partnerId };
 }
