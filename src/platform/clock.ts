@@ -3,6 +3,9 @@ export interface Clock {
   now(): number;
 }
 
+/** One UTC day in milliseconds: retentions, windows and day cuts count in it. */
+export const DAY_MS = 86_400_000;
+
 export const systemClock: Clock = { now: () => Date.now() };
 
 /** A clock tests can freeze and move by hand. */

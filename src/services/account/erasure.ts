@@ -10,6 +10,7 @@ import { postTransaction, type Tx } from "../wallet/ledger";
 import { GRACE_MS } from "./grace";
 import { erasedBy } from "./member-columns";
 import { dropMemberKeys } from "./member-keys";
+import { DAY_MS } from "../../platform/clock";
 
 /** The platform account an erased member's remaining coins go to (migration 0041). */
 export const FORFEITED_ACCOUNT = "sys_forfeited";
@@ -42,7 +43,6 @@ export const TOMBSTONED: readonly { table: string; column: string }[] = erasedBy
  * usually nothing, where `user_id` or `viewer_id` alone would read every row of the last two days.
  */
 const DATED = new Set(["profile_impression_viewers", "profile_impressions_capped"]);
-const DAY_MS = 86_400_000;
 
 export interface ErasureDeps {
   db: Db;

@@ -6,10 +6,10 @@ import { accountExports } from "../../db/tables/account";
 import { ApiError } from "../../errors";
 import { sha256Hex, toHex } from "../../platform/hash";
 import type { IdGenerator, Random } from "../../platform/ids";
+import { DAY_MS } from "../../platform/clock";
 
 /** Export requests a member may make in any 24 hours. */
 export const EXPORTS_PER_DAY = 3;
-const DAY_MS = 86_400_000;
 /** How long a ready export can be downloaded. */
 export const DOWNLOAD_WINDOW_MS = DAY_MS;
 

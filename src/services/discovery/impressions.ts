@@ -3,8 +3,7 @@ import type { Db } from "../../db/port";
 import { deleteInBatches, type BatchOptions } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
 import { utcDay } from "./feed";
-
-const DAY_MS = 86_400_000;
+import { DAY_MS } from "../../platform/clock";
 
 /** The impression tables, each keyed by `day`; the viewers table holds one row per card first shown. */
 const TABLES = ["profile_impression_viewers", "profile_impressions", "profile_impressions_capped"] as const;

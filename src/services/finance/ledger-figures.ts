@@ -4,8 +4,7 @@ import { queryRows } from "../../db/rows";
 import { MINT_ACCOUNT, SUBSCRIPTION_REVENUE_ACCOUNT } from "../wallet/ledger";
 import type { DayFigures } from "./metrics";
 import type { FinanceWindow } from "./window";
-
-const DAY_MS = 86_400_000;
+import { DAY_MS } from "../../platform/clock";
 
 export interface LedgerFigures {
   coins: {

@@ -1,6 +1,6 @@
 import { ApiError } from "../../errors";
+import { DAY_MS } from "../../platform/clock";
 
-const DAY_MS = 86_400_000;
 /** The default window: the last 30 UTC days, today included. */
 export const DEFAULT_DAYS = 30;
 /** The widest window: one leap year of days. Wider asks scan more history than a dashboard needs. */

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { deleteInBatches, type PruneOptions } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
+import { DAY_MS } from "../../platform/clock";
 
 /**
  * How long the live-event outbox keeps an event. A stream that reconnects with an older
@@ -9,7 +10,6 @@ import type { Logger } from "../../platform/logger";
  * own routes when it opens, so events this old only ever served a replay nobody asked for.
  */
 export const EVENT_RETENTION_DAYS = 30;
-const DAY_MS = 86_400_000;
 
 /**
  * Deletes outbox events older than the retention, oldest first, and returns how many went. Run by

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { countedBatches, deleteInBatches, type PruneOptions } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
+import { DAY_MS } from "../../platform/clock";
 
 /**
  * How long a settled outbox message (a partner delivery, a workflow run's hand-over) is kept after
@@ -10,7 +11,6 @@ import type { Logger } from "../../platform/logger";
  * fixed; the admin observability reads at most the last 7 days.
  */
 export const DELIVERY_RETENTION_DAYS = 30;
-const DAY_MS = 86_400_000;
 
 /**
  * Deletes outbox messages that are no longer pending and whose last activity (the last attempt,

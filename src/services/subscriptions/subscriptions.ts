@@ -4,13 +4,11 @@ import { plans, subscriptions } from "../../db/schema";
 import { subscriptionCharges } from "../../db/tables/finance";
 import { ApiError } from "../../errors";
 import type { Principal } from "../../auth/principal";
-import type { Clock } from "../../platform/clock";
+import { DAY_MS, type Clock } from "../../platform/clock";
 import { completeKeyWithEffect } from "../idempotency/keys";
 import type { MoneyContext } from "../wallet/context";
 import { SUBSCRIPTION_REVENUE_ACCOUNT, ensureWallet, postTransaction } from "../wallet/ledger";
 import { TIERS, type Tier, type TierLookup } from "../tiers/port";
-
-const DAY_MS = 86_400_000;
 
 export interface Plan {
   id: Tier;

@@ -2,13 +2,13 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/port";
 import { deleteInBatches, type PruneOptions } from "../../db/batches";
 import type { Logger } from "../../platform/logger";
+import { DAY_MS } from "../../platform/clock";
 
 /**
  * How long a finished workflow run is kept: long enough for support to answer "what was sent to
  * whom" about a quarter's campaigns, where the delivery log of each message is kept 30 days.
  */
 export const WORKFLOW_RUN_RETENTION_DAYS = 90;
-const DAY_MS = 86_400_000;
 
 /**
  * Deletes runs that finished (succeeded, failed, timed out) longer ago than the retention, oldest
